@@ -1,0 +1,80 @@
+/* ops.h — every differentiable op.  Each returns a new arena tensor and, when an
+ * input carries a gradient, records one tape entry whose backward adds into the
+ * inputs' grads.  Shapes are checked with AL_ASSERT: a mismatch is a bug in the
+ * caller (model code), never bad user input, which is validated earlier.
+ *
+ * Where each op lives:
+ *   ops_linalg.c     matmul, linear
+ *   ops_pointwise.c  add, sub, mul, scale, sum, mean, gelu, elu, relu, dropout
+ *   ops_gather.c     embedding, reshape, split_heads, merge_heads
+ *   ops_norm.c       layernorm, l2norm
+ *   ops_softmax.c    softmax, cross_entropy
+ *   ops_attention.c  fused attention */
+#ifndef ATTNLAB_AUTODIFF_OPS_H
+#define ATTNLAB_AUTODIFF_OPS_H
+
+#include "attnlab/autodiff/tape.h"
+
+/* C = op(A)·op(B) through cblas_sgemm.
+ * A is (…, M, K) — or (…, K, M) with trans_a.  B is (…, K, N) — or (…, N, K) with
+ * trans_b — and either has the same leading (batch) dims as A or is 2-D and shared
+ * by every batch item.  C is (…, M, N) with A's leading dims. */
+Tensor *ad_matmul(Tape *t, Tensor *a, Tensor *b, int trans_a, int trans_b);
+
+/* y = x·Wᵀ + b.  x (…, in), w (out, in) — PyTorch's nn.Linear layout — b (out) or NULL.
+ * y (…, out).  One GEMM forward, two GEMMs backward. */
+Tensor *ad_linear(Tape *t, Tensor *x, Tensor *w, Tensor *b);
+
+/* Elementwise a ∘ b where b has a's shape, or b is one row (last dim of a; any
+ * shape with that many elements) broadcast over all of a's rows. */
+Tensor *ad_add(Tape *t, Tensor *a, Tensor *b);
+Tensor *ad_sub(Tape *t, Tensor *a, Tensor *b);
+Tensor *ad_mul(Tape *t, Tensor *a, Tensor *b);
+Tensor *ad_scale(Tape *t, Tensor *a, float s);
+Tensor *ad_sum(Tape *t, Tensor *a);    /* → shape (1) */
+Tensor *ad_mean(Tape *t, Tensor *a);   /* → shape (1) */
+
+typedef enum AdGelu { GELU_TANH, GELU_ERF } AdGelu;
+Tensor *ad_gelu(Tape *t, Tensor *x, AdGelu kind);
+Tensor *ad_elu(Tape *t, Tensor *x);    /* alpha = 1 */
+Tensor *ad_relu(Tape *t, Tensor *x);
+/* Inverted dropout: zero with probability p, scale kept entries by 1/(1−p).  Only
+ * when t->training and p > 0; otherwise returns x itself.  Mask from t->rng. */
+Tensor *ad_dropout(Tape *t, Tensor *x, float p);
+
+/* out[…, :] = table[ids[…], :].  table (V, D); ids has `n_ids` entries laid out with
+ * shape ids_shape (ids_ndim ≤ 3); each id in [0, V).  out (ids_shape…, D).
+ * Backward scatter-adds into the table's grad. */
+Tensor *ad_embedding(Tape *t, Tensor *table, const int *ids, int ids_ndim, const int *ids_shape);
+
+/* A view with a new shape (same number of elements): shares data and grad. */
+Tensor *ad_reshape(Tape *t, Tensor *x, int ndim, const int *shape);
+/* (B, T, H·D) → (B, H, T, D) and back. */
+Tensor *ad_split_heads(Tape *t, Tensor *x, int n_heads);
+Tensor *ad_merge_heads(Tape *t, Tensor *x);
+
+/* Per row of the last dim: (x − mean)/sqrt(var + eps)·gain + bias (biased variance,
+ * as PyTorch).  gain, bias (C). */
+Tensor *ad_layernorm(Tape *t, Tensor *x, Tensor *gain, Tensor *bias, float eps);
+/* Per row: x / max(‖x‖₂, eps) (PyTorch's F.normalize). */
+Tensor *ad_l2norm(Tape *t, Tensor *x, float eps);
+
+/* Row softmax over the last dim of x + mask.  mask NULL or (R, C) with x (…, R, C),
+ * broadcast over leading dims; entries may be −INFINITY.  A row whose entries are
+ * all −inf gives all zeros (not NaN). */
+Tensor *ad_softmax(Tape *t, Tensor *x, const Tensor *mask);
+/* Mean over counted rows of −log softmax(logits_row)[target].  logits (…, C);
+ * targets has one entry per row; a target < 0 is ignored.  → shape (1); 0 when
+ * nothing is counted. */
+Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets);
+
+/* Fused attention: softmax(scale·Q·Kᵀ + mask)·V per (batch, head).
+ * q (B, H, Tq, D), k and v (B, H, Tk, D), mask NULL or (Tq, Tk) additive.
+ * Saves the probabilities; the hand-written backward agrees with the composition
+ * matmul → scale → softmax → matmul to 1e-5. */
+Tensor *ad_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, const Tensor *mask, float scale);
+
+/* Fills a (T, T) mask: 0 where j ≤ i, −inf above the diagonal. */
+void ad_causal_mask(Tensor *mask);
+
+#endif

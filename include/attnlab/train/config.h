@@ -1,0 +1,92 @@
+/* config.h — a run's configuration, read from JSON and validated strictly.
+ *
+ * Every field has a default (cfg_defaults), so a config file names only what it
+ * changes.  cfg_load() rejects malformed JSON (line and column), unknown keys (full
+ * key path and the closest valid key), wrong types, out-of-range and inconsistent
+ * values, each with one message naming the file and key path; err->code is 2.
+ * The schema (key paths, types, ranges, enum names) is one table in config.c, so
+ * adding a key is adding a row; the same table prints the effective config. */
+#ifndef ATTNLAB_TRAIN_CONFIG_H
+#define ATTNLAB_TRAIN_CONFIG_H
+
+#include "attnlab/util/error.h"
+
+#include <stdint.h>
+
+#define CFG_NAME_MAX 128
+#define CFG_PATH_MAX 512
+
+typedef enum { TASK_MATCH2 } CfgTaskType;
+typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
+typedef enum { ATTN_SOFTMAX } CfgAttentionType;
+typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
+typedef enum { ACT_GELU_TANH, ACT_GELU_ERF } CfgActivation;
+typedef enum { SCHED_CONSTANT, SCHED_WARMUP_LINEAR, SCHED_WARMUP_COSINE } CfgSchedule;
+
+typedef struct CfgTask {
+    CfgTaskType type;        /* "type": "match2" */
+    int seq_len;             /* N (Match2: 32) */
+    int modulus;             /* M (Match2: 37); tokens are 1..M−1 */
+    int train_size;          /* D: fixed training set size (Match2: 10000) */
+} CfgTask;
+
+typedef struct CfgAttention {
+    CfgAttentionType type;   /* "softmax" */
+    CfgScore score;          /* "dot" | "unit_norm" */
+    float beta;              /* temperature for unit_norm scores (> 0) */
+    int causal;              /* bool */
+} CfgAttention;
+
+typedef struct CfgModel {
+    int d_model, n_layers, n_heads;
+    int mlp_ratio;           /* MLP hidden width = mlp_ratio · d_model */
+    CfgActivation activation;/* "gelu_tanh" | "gelu_erf" */
+    CfgPositional positional;/* "none" | "learned" | "sinusoidal" */
+    int embed_layernorm;     /* bool: LayerNorm right after the embedding sum */
+    float dropout;           /* [0, 1) on embeddings, attention output and MLP output */
+    float ln_eps;
+    float init_std;          /* std of the normal init of embeddings and weight matrices */
+    CfgAttention attention;
+} CfgModel;
+
+typedef struct CfgTrain {
+    char optimizer[16];      /* "adam" | "adamw" (adamw = decoupled weight decay) */
+    float lr, beta1, beta2, eps, weight_decay;
+    CfgSchedule schedule;    /* "constant" | "warmup_linear" | "warmup_cosine" */
+    int warmup_steps;
+    float min_lr;            /* floor of the decayed schedules */
+    int batch_size, steps;
+    float grad_clip;         /* max global grad norm; 0 = off */
+    int threads;             /* BLAS threads: 0 = auto (1, or $ATTNLAB_THREADS) */
+} CfgTrain;
+
+typedef struct CfgEval {
+    int every;               /* evaluate every N steps (and at the last step) */
+    int test_size;           /* test sequences, drawn independently of the train set */
+    float stop_at_error;     /* stop early when test token error ≤ this; < 0 = never */
+    int checkpoint_every;    /* save model + training state every N steps; 0 = at evals */
+} CfgEval;
+
+typedef struct Config {
+    char name[CFG_NAME_MAX];
+    uint64_t seed;
+    CfgTask task;
+    CfgModel model;
+    CfgTrain train;
+    CfgEval eval;
+} Config;
+
+void cfg_defaults(Config *c);
+/* Parses and validates the JSON file `path` over the defaults; then applies the
+ * `--set key.path=value` overrides (value parsed as JSON, or as a bare string).
+ * Returns 0, or err->code (2) with err->msg naming the file / override and key path. */
+int cfg_load(Config *c, const char *path, const char *const *overrides, int n_overrides, AlError *err);
+/* Same from a string already in memory (`source` names it in messages). */
+int cfg_parse(Config *c, const char *json, const char *source, AlError *err);
+/* Applies one "key.path=value" override to an already-valid config, then revalidates. */
+int cfg_set(Config *c, const char *assignment, AlError *err);
+/* The effective config as pretty JSON (malloc'ed; caller frees).  Parsing it back
+ * gives the same Config. */
+char *cfg_to_json(const Config *c);
+
+#endif

@@ -1,0 +1,76 @@
+# bootstrap.sh — sourced by ./train and ./tests/run (POSIX sh).
+#
+# attnlab_bootstrap [extra optional packages…]
+#   1. finds what the build needs (cmake, a C compiler, make, pkg-config,
+#      OpenBLAS and cJSON development files); when something is missing it
+#      installs the Debian packages if we are root, else prints the exact
+#      apt-get line and fails;
+#   2. optional packages (e.g. python3-torch for the parity test) are installed
+#      when root and otherwise only mentioned;
+#   3. configures build/ in Release on first use and rebuilds incrementally.
+# Build output goes to build/build.log; it is shown only when the build fails.
+
+ab_say() { printf 'attnlab: %s\n' "$*" >&2; }
+
+ab_missing_packages() {
+    missing=""
+    command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+    command -v cc >/dev/null 2>&1 || missing="$missing gcc libc6-dev"
+    command -v make >/dev/null 2>&1 || missing="$missing make"
+    if command -v pkg-config >/dev/null 2>&1; then
+        pkg-config --exists openblas 2>/dev/null || missing="$missing libopenblas-dev"
+        pkg-config --exists libcjson 2>/dev/null || missing="$missing libcjson-dev"
+    else
+        missing="$missing pkg-config libopenblas-dev libcjson-dev"
+    fi
+    printf '%s' "$missing"
+}
+
+ab_apt_install() {
+    ab_say "installing Debian packages:$*"
+    ab_say "+ apt-get update"
+    apt-get update -qq >&2 || return 1
+    ab_say "+ apt-get install -y$*"
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $* >&2 || return 1
+}
+
+ab_is_root() { [ "$(id -u)" = 0 ]; }
+
+attnlab_bootstrap() {
+    ab_root=$(cd "$(dirname "$0")" && while [ ! -f CMakeLists.txt ] && [ "$PWD" != / ]; do cd ..; done && pwd)
+    need=$(ab_missing_packages)
+    optional=""
+    for pkg in "$@"; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || optional="$optional $pkg"
+    done
+    if [ -n "$need" ]; then
+        if ab_is_root; then
+            ab_apt_install $need $optional || { ab_say "apt-get failed (see above)"; return 1; }
+            optional=""
+        else
+            ab_say "missing build dependencies. Install them with:"
+            printf '  sudo apt-get install -y%s\n' "$need" >&2
+            return 1
+        fi
+    fi
+    if [ -n "$optional" ]; then
+        if ab_is_root; then
+            ab_apt_install $optional || ab_say "could not install optional packages:$optional (continuing)"
+        else
+            ab_say "optional packages not installed:$optional (sudo apt-get install -y$optional)"
+        fi
+    fi
+    build="$ab_root/build"
+    if [ ! -f "$build/CMakeCache.txt" ]; then
+        ab_say "configuring $build (Release)"
+        cmake -S "$ab_root" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$ab_root/build.configure.log" 2>&1 || {
+            cat "$ab_root/build.configure.log" >&2; rm -rf "$build"; ab_say "cmake configure failed"; return 1; }
+        mv "$ab_root/build.configure.log" "$build/configure.log"
+        ab_say "building (first build takes a minute)"
+    fi
+    jobs=$(nproc 2>/dev/null || echo 2)
+    cmake --build "$build" -j "$jobs" >"$build/build.log" 2>&1 || {
+        cat "$build/build.log" >&2; ab_say "build failed (log: build/build.log)"; return 1; }
+    return 0
+}

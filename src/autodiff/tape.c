@@ -1,0 +1,108 @@
+/* tape.c — entry recording and the reverse walk. */
+#include "attnlab/autodiff/tape.h"
+#include "attnlab/util/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const OP_NAMES[OP_COUNT] = {
+    [OP_MATMUL] = "matmul",         [OP_LINEAR] = "linear",
+    [OP_ADD] = "add",               [OP_SUB] = "sub",
+    [OP_MUL] = "mul",               [OP_SCALE] = "scale",
+    [OP_SUM] = "sum",               [OP_MEAN] = "mean",
+    [OP_EMBEDDING] = "embedding",   [OP_LAYERNORM] = "layernorm",
+    [OP_GELU] = "gelu",             [OP_ELU] = "elu",
+    [OP_RELU] = "relu",             [OP_SOFTMAX] = "softmax",
+    [OP_L2NORM] = "l2norm",         [OP_RESHAPE] = "reshape",
+    [OP_SPLIT_HEADS] = "split_heads", [OP_MERGE_HEADS] = "merge_heads",
+    [OP_CROSS_ENTROPY] = "cross_entropy", [OP_DROPOUT] = "dropout",
+    [OP_ATTENTION] = "attention",
+};
+
+const char *op_name(OpKind op) {
+    return (op >= 0 && op < OP_COUNT && OP_NAMES[op]) ? OP_NAMES[op] : "?";
+}
+
+void tape_init(Tape *t, Arena *arena) {
+    memset(t, 0, sizeof *t);
+    t->arena = arena;
+    t->grad_enabled = 1;
+    t->fault_op = -1;
+    t->fault_scale = 1.0f;
+    rng_seed(&t->rng, 0);
+}
+
+void tape_reset(Tape *t) {
+    t->n = 0;
+    arena_reset(t->arena);
+}
+
+void tape_free(Tape *t) {
+    free(t->entries);
+    t->entries = NULL;
+    t->n = t->cap = 0;
+}
+
+Tensor *tape_tensor(Tape *t, int with_grad, int ndim, const int *shape) {
+    Tensor *x = arena_alloc(t->arena, sizeof *x);
+    long n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    float *data = arena_alloc(t->arena, (size_t)n * sizeof(float));
+    float *grad = (with_grad && t->grad_enabled) ? arena_calloc(t->arena, (size_t)n * sizeof(float)) : NULL;
+    tensor_init(x, data, grad, ndim, shape);
+    return x;
+}
+
+Tensor *tape_zeros(Tape *t, int with_grad, int ndim, const int *shape) {
+    Tensor *x = tape_tensor(t, with_grad, ndim, shape);
+    memset(x->data, 0, (size_t)x->n * sizeof(float));
+    return x;
+}
+
+void *tape_scratch(Tape *t, size_t bytes) { return arena_alloc(t->arena, bytes); }
+
+int tape_needs_grad(const Tape *t, const Tensor *a, const Tensor *b, const Tensor *c) {
+    if (!t->grad_enabled) return 0;
+    return (a && a->grad) || (b && b->grad) || (c && c->grad);
+}
+
+TapeEntry *tape_record(Tape *t, OpKind op, AdBackwardFn fn, Tensor *out,
+                       Tensor *a, Tensor *b, Tensor *c) {
+    AL_ASSERT(t->grad_enabled && out->grad);
+    if (t->n == t->cap) {
+        /* Happens during the first step only: the capacity is kept across resets. */
+        t->cap = t->cap ? 2 * t->cap : 256;
+        t->entries = al_realloc(t->entries, (size_t)t->cap * sizeof *t->entries);
+    }
+    TapeEntry *e = &t->entries[t->n++];
+    memset(e, 0, sizeof *e);
+    e->op = op;
+    e->backward = fn;
+    e->out = out;
+    e->in[0] = a;
+    e->in[1] = b;
+    e->in[2] = c;
+    return e;
+}
+
+static void scale_grad(Tensor *x, float s) {
+    for (long i = 0; i < x->n; i++) x->grad[i] *= s;
+}
+
+void tape_backward(Tape *t, Tensor *loss) {
+    AL_ASSERT(loss->n == 1);
+    const float one = 1.0f;
+    tape_backward_from(t, loss, &one);
+}
+
+void tape_backward_from(Tape *t, Tensor *out, const float *dout) {
+    AL_ASSERT(out->grad);
+    memcpy(out->grad, dout, (size_t)out->n * sizeof(float));
+    for (int k = t->n - 1; k >= 0; k--) {
+        TapeEntry *e = &t->entries[k];
+        int fault = (int)e->op == t->fault_op;
+        if (fault) scale_grad(e->out, t->fault_scale);
+        e->backward(e);
+        if (fault) scale_grad(e->out, 1.0f / t->fault_scale);
+    }
+}

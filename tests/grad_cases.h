@@ -1,0 +1,25 @@
+/* grad_cases.h — gradient-check cases, one group per ops_*.c file.
+ *
+ * Each group function runs every case it has for `op` (and returns 0 cases for ops
+ * it does not own).  A case is: a normal gradcheck that must pass, then for ops
+ * that record a tape entry, gradcheck_catches_fault() that must report the
+ * deliberately scaled backward.  Each group adds the cases it ran to *n_cases and
+ * returns the number that failed. */
+#ifndef ATTNLAB_TESTS_GRAD_CASES_H
+#define ATTNLAB_TESTS_GRAD_CASES_H
+
+#include "gradcheck.h"
+
+int grad_cases_linalg(OpKind op, int *n_cases);     /* matmul, linear */
+int grad_cases_pointwise(OpKind op, int *n_cases);  /* add sub mul scale sum mean gelu elu relu dropout */
+int grad_cases_gather(OpKind op, int *n_cases);     /* embedding reshape split_heads merge_heads */
+int grad_cases_norm(OpKind op, int *n_cases);       /* layernorm l2norm */
+int grad_cases_softmax(OpKind op, int *n_cases);    /* softmax cross_entropy */
+int grad_cases_attention(OpKind op, int *n_cases);  /* attention */
+
+/* Helper for groups: runs the normal check and (if check_fault) the fault check;
+ * returns the number of failures (0, 1 or 2). */
+int grad_case(const char *label, OpKind op, GcBuildFn build, void *ctx, Tensor **leaves,
+              int n_leaves, GcTol tol, int check_fault);
+
+#endif
