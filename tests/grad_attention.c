@@ -1,0 +1,7 @@
+/* grad_attention.c — STUB: no cases yet. */
+#include "grad_cases.h"
+
+int grad_cases_attention(OpKind op, int *n_cases) {
+    (void)op; (void)n_cases;
+    return 0;
+}

@@ -1,0 +1,7 @@
+/* grad_softmax.c — STUB: no cases yet. */
+#include "grad_cases.h"
+
+int grad_cases_softmax(OpKind op, int *n_cases) {
+    (void)op; (void)n_cases;
+    return 0;
+}
