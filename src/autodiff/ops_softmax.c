@@ -1,18 +1,124 @@
-/* ops_softmax.c — STUB: being written; every function aborts. */
+/* ops_softmax.c — row softmax (with an additive mask) and softmax cross-entropy.
+ * Both go through softmax_row, so they agree on the stable evaluation and on
+ * what a fully masked row means. */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
+#include <math.h>
+#include <string.h>
+
+/* The row max and Σ exp(z − max) of a softmax row: log-sum-exp is max + log(sum). */
+typedef struct RowStats { float max, sum; } RowStats;
+
+/* y = softmax(x + m) over C entries (m may be NULL).  Subtracting the row max keeps
+ * every exp in (0, 1]: no overflow, and the largest term is exactly 1, so the sum
+ * cannot underflow to 0.  A row masked out entirely (max = −inf) gives y = 0, not
+ * NaN, and sum = 0. */
+static RowStats softmax_row(const float *x, const float *m, float *y, int C) {
+    const float *z = x;
+    if (m) {
+        for (int j = 0; j < C; j++) y[j] = x[j] + m[j];
+        z = y;
+    }
+    RowStats s = { -INFINITY, 0.0f };
+    for (int j = 0; j < C; j++) s.max = z[j] > s.max ? z[j] : s.max;
+    if (s.max == -INFINITY) {
+        memset(y, 0, (size_t)C * sizeof(float));
+        return s;
+    }
+    for (int j = 0; j < C; j++) {
+        y[j] = expf(z[j] - s.max);
+        s.sum += y[j];
+    }
+    float inv = 1.0f / s.sum;
+    for (int j = 0; j < C; j++) y[j] *= inv;
+    return s;
+}
+
+/* ------------------------------------------------------------------------------ */
+/* softmax: x is (…, R, C), mask is NULL or (R, C) broadcast over the leading dims;
+ * y has x's shape. */
+
+static void softmax_backward(TapeEntry *e) {
+    Tensor *x = e->in[0], *y = e->out;
+    int C = tensor_cols(y);
+    long rows = tensor_rows(y);
+    /* dx = y∘(dy − Σ dy∘y), the Jacobian-vector product of softmax; uses only the
+     * saved output, and masked entries (y = 0) get no gradient. */
+    for (long r = 0; r < rows; r++) {
+        const float *yr = y->data + r * C, *dyr = y->grad + r * C;
+        float *dxr = x->grad + r * C;
+        float dot = 0.0f;
+        for (int j = 0; j < C; j++) dot += dyr[j] * yr[j];
+        for (int j = 0; j < C; j++) dxr[j] += yr[j] * (dyr[j] - dot);
+    }
+}
+
 Tensor *ad_softmax(Tape *t, Tensor *x, const Tensor *mask) {
-    (void)t;
-    (void)x;
-    (void)mask;
-    al_panic(__FILE__, __LINE__, "not implemented");
+    int C = tensor_cols(x);
+    int R = x->ndim >= 2 ? x->shape[x->ndim - 2] : 1;
+    AL_ASSERT(!mask || (tensor_cols(mask) == C && mask->n == (long)R * C));
+    int needs_grad = tape_needs_grad(t, x, NULL, NULL);
+    Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
+    long rows = tensor_rows(x);
+    for (long r = 0; r < rows; r++) {
+        const float *m = mask ? mask->data + (r % R) * C : NULL;
+        softmax_row(x->data + r * C, m, y->data + r * C, C);
+    }
+    if (needs_grad) tape_record(t, OP_SOFTMAX, softmax_backward, y, x, NULL, NULL);
+    return y;
+}
+
+/* ------------------------------------------------------------------------------ */
+/* cross_entropy: logits is (…, C), targets has one entry per row (< 0: ignored);
+ * loss is (1) = mean over counted rows of logsumexp(row) − row[target]. */
+
+static void cross_entropy_backward(TapeEntry *e) {
+    Tensor *logits = e->in[0];
+    const float *probs = e->saved[0];
+    const int *targets = e->saved[1];
+    int C = tensor_cols(logits);
+    long rows = tensor_rows(logits);
+    /* d loss / d logits = (softmax − onehot(target)) / n_counted, per counted row. */
+    float s = e->out->grad[0] * e->f[0];
+    for (long r = 0; r < rows; r++) {
+        if (targets[r] < 0) continue;
+        const float *p = probs + r * C;
+        float *dx = logits->grad + r * C;
+        for (int j = 0; j < C; j++) dx[j] += s * p[j];
+        dx[targets[r]] -= s;
+    }
 }
 
 Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets) {
-    (void)t;
-    (void)logits;
-    (void)targets;
-    al_panic(__FILE__, __LINE__, "not implemented");
+    int C = tensor_cols(logits);
+    long rows = tensor_rows(logits);
+    int needs_grad = tape_needs_grad(t, logits, NULL, NULL);
+    Tensor *loss = tape_tensor(t, needs_grad, 1, (const int[]){ 1 });
+    /* Backward needs every counted row's probabilities; without it one row of
+     * scratch is enough to compute the log-sum-exp. */
+    float *probs = tape_scratch(t, (size_t)(needs_grad ? rows : 1) * C * sizeof(float));
+    double total = 0.0;
+    long counted = 0;
+    for (long r = 0; r < rows; r++) {
+        int tgt = targets[r];
+        if (tgt < 0) continue;
+        AL_ASSERT(tgt < C);
+        const float *x = logits->data + r * C;
+        RowStats st = softmax_row(x, NULL, probs + (needs_grad ? r * C : 0), C);
+        /* −log p[tgt] = log(sum) + (max − x[tgt]): the difference of two logits is
+         * exact-ish, where log-sum-exp − x[tgt] would cancel for large logits. */
+        total += log((double)st.sum) + (double)(st.max - x[tgt]);
+        counted++;
+    }
+    loss->data[0] = counted ? (float)(total / (double)counted) : 0.0f;
+    if (needs_grad) {
+        TapeEntry *e = tape_record(t, OP_CROSS_ENTROPY, cross_entropy_backward, loss, logits, NULL, NULL);
+        int *saved = tape_scratch(t, (size_t)rows * sizeof(int));
+        memcpy(saved, targets, (size_t)rows * sizeof(int));
+        e->saved[0] = probs;
+        e->saved[1] = saved;
+        e->f[0] = counted ? 1.0f / (float)counted : 0.0f;
+    }
+    return loss;
 }
-

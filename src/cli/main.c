@@ -1,17 +1,98 @@
-/* main.c — the attnlab command line (placeholder until the trainer lands). */
+/* main.c — the attnlab command line (run through the ./train launcher).
+ *
+ *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume] [--quiet]
+ *   ./train bench [--steps N] [--threads N]
+ *   ./train --help
+ *
+ * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
+ * 130/143 interrupted (a checkpoint was saved first). */
+#include "attnlab/train/bench.h"
+#include "attnlab/train/trainer.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#define MAX_SETS 64
+
 static void usage(FILE *f) {
-    fprintf(f, "usage: ./train CONFIG.json [--set key.path=value]... [--out DIR] [--resume] [--quiet]\n"
-               "       ./train --help\n");
+    fprintf(f,
+        "attnlab — train tiny transformers on algorithmic tasks\n"
+        "\n"
+        "usage:\n"
+        "  ./train CONFIG.json [options]   train as the config says; results in results/<name>/\n"
+        "  ./train bench [--steps N]       time training steps against sgemm (see bench/README.md)\n"
+        "  ./train --help                  this text\n"
+        "\n"
+        "options:\n"
+        "  --set key.path=value   override one config value, e.g. --set train.lr=0.003\n"
+        "                         (repeatable; value is JSON, or a bare string)\n"
+        "  --out DIR              run folder (default: results/<name>)\n"
+        "  --resume               continue the run in the run folder from its checkpoint\n"
+        "  --quiet                no progress output (errors and the final line still print)\n"
+        "\n"
+        "The run folder gets config.json (effective config), metrics.jsonl (one line per\n"
+        "evaluation), summary.json, model.safetensors and train_state.safetensors.\n"
+        "Environment: ATTNLAB_THREADS sets the BLAS threads when the config says 0 (default 1).\n");
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "attnlab: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(run ./train --help for usage)\n");
+    return 2;
+}
+
+static int report(int rc, const AlError *err) {
+    if (rc && rc < 128 && err->msg[0]) fprintf(stderr, "attnlab: error: %s\n", err->msg);
+    return rc;
+}
+
+static int cmd_train(int argc, char **argv) {
+    const char *sets[MAX_SETS];
+    TrainOptions opt = { .overrides = sets };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (!strcmp(a, "--set")) {
+            if (!has_value) return usage_error("%s needs key.path=value", a);
+            if (opt.n_overrides == MAX_SETS) return usage_error("too many %s options", a);
+            sets[opt.n_overrides++] = argv[++i];
+        } else if (!strncmp(a, "--set=", 6)) {
+            if (opt.n_overrides == MAX_SETS) return usage_error("too many %s options", "--set");
+            sets[opt.n_overrides++] = a + 6;
+        } else if (!strcmp(a, "--out")) {
+            if (!has_value) return usage_error("%s needs a folder", a);
+            opt.out_dir = argv[++i];
+        } else if (!strcmp(a, "--resume")) {
+            opt.resume = 1;
+        } else if (!strcmp(a, "--quiet")) {
+            opt.quiet = 1;
+        } else if (a[0] == '-') {
+            return usage_error("unknown option '%s'", a);
+        } else if (opt.config_path) {
+            return usage_error("more than one config file given ('%s')", a);
+        } else {
+            opt.config_path = a;
+        }
+    }
+    if (!opt.config_path) return usage_error("%s", "no config file given");
+    AlError err = {0};
+    return report(train_run(&opt, &err), &err);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
     }
-    fprintf(stderr, "attnlab: the trainer is not built yet\n");
-    return 1;
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "bench")) {
+        AlError err = {0};
+        return report(bench_main(argc - 1, argv + 1, &err), &err);
+    }
+    return cmd_train(argc, argv);
 }

@@ -21,6 +21,7 @@ typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 typedef enum { ATTN_SOFTMAX } CfgAttentionType;
 typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
 typedef enum { ACT_GELU_TANH, ACT_GELU_ERF } CfgActivation;
+typedef enum { INIT_TORCH, INIT_NORMAL } CfgInit;            /* see src/nn/transformer.c */
 typedef enum { SCHED_CONSTANT, SCHED_WARMUP_LINEAR, SCHED_WARMUP_COSINE } CfgSchedule;
 
 typedef struct CfgTask {
@@ -45,7 +46,8 @@ typedef struct CfgModel {
     int embed_layernorm;     /* bool: LayerNorm right after the embedding sum */
     float dropout;           /* [0, 1) on embeddings, attention output and MLP output */
     float ln_eps;
-    float init_std;          /* std of the normal init of embeddings and weight matrices */
+    CfgInit init;            /* "torch": PyTorch's default init; "normal": N(0, init_std) */
+    float init_std;          /* std of the "normal" init of embeddings and weight matrices */
     CfgAttention attention;
 } CfgModel;
 

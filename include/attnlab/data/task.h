@@ -1,0 +1,24 @@
+/* task.h — turns the config's `task` section into train and test datasets.
+ *
+ * The one place that knows every task type: the trainer asks for datasets and
+ * shapes and never looks at task-specific details. */
+#ifndef ATTNLAB_DATA_TASK_H
+#define ATTNLAB_DATA_TASK_H
+
+#include "attnlab/data/dataset.h"
+#include "attnlab/train/config.h"
+
+typedef struct TaskData {
+    Dataset train, test;
+    int vocab_size, n_classes, seq_len;
+    int n_distinct_train;         /* distinct training sequences */
+    char summary[512];            /* one line for the log, e.g. sizes and generator stats */
+} TaskData;
+
+/* Generates the datasets of c->task from c->seed (train and test from separate
+ * streams; the test set is disjoint from the training set).  Returns 0 or an error
+ * code with err filled. */
+int  task_build(const Config *c, TaskData *td, AlError *err);
+void task_free(TaskData *td);
+
+#endif

@@ -1,0 +1,40 @@
+/* checkpoint.h — what a run folder holds between sittings.
+ *
+ *   model.safetensors        every parameter by name; __metadata__ has the effective
+ *                            config (JSON), the step and the format tag.  Any
+ *                            safetensors reader opens it.
+ *   train_state.safetensors  a complete, self-consistent snapshot for --resume:
+ *                            the flat parameter block, both Adam moments, and in
+ *                            __metadata__ the step, RNG and sampler states, timers.
+ *
+ * Both are written atomically (temp file + rename), train_state first: a kill at
+ * any moment leaves the previous snapshot or the new one, never a torn file, and
+ * resume reads train_state only, so the two files can never be mixed. */
+#ifndef ATTNLAB_TRAIN_CHECKPOINT_H
+#define ATTNLAB_TRAIN_CHECKPOINT_H
+
+#include "attnlab/data/dataset.h"
+#include "attnlab/nn/transformer.h"
+
+typedef struct TrainState {
+    long   step;              /* optimizer steps completed */
+    double elapsed_s;         /* training wall time so far (all sittings) */
+    Rng    dropout_rng;
+    SamplerState sampler;
+    double loss_sum;          /* train loss accumulated since the last eval … */
+    long   loss_count;        /* … over this many steps */
+    double grad_norm;         /* of the last step */
+    long   target_step;       /* first eval step with test token error ≤ 1%, or −1 */
+    double target_elapsed_s;  /* elapsed_s at that eval */
+} TrainState;
+
+int checkpoint_save(const char *dir, const Model *m, const TrainState *st, const char *config_json,
+                    AlError *err);
+/* Loads train_state.safetensors of dir into m (params and Adam moments) and *st.
+ * config_json is the current effective config: a checkpoint made with a different
+ * model, task, seed or optimizer is refused, naming the first differing key. */
+int checkpoint_resume(const char *dir, Model *m, TrainState *st, const char *config_json, AlError *err);
+/* Loads the parameters of a model.safetensors into m (shapes checked by name). */
+int checkpoint_load_model(const char *path, Model *m, AlError *err);
+
+#endif

@@ -1,0 +1,22 @@
+/* trainer.h — `./train CONFIG.json …`: one training run from config to run folder. */
+#ifndef ATTNLAB_TRAIN_TRAINER_H
+#define ATTNLAB_TRAIN_TRAINER_H
+
+#include "attnlab/util/error.h"
+
+typedef struct TrainOptions {
+    const char *config_path;
+    const char *const *overrides;   /* "key.path=value" from --set */
+    int n_overrides;
+    const char *out_dir;            /* NULL: results/<name> */
+    int resume, quiet;
+} TrainOptions;
+
+/* Returns the process exit code: 0 done, 2 bad config, 1 other errors (err filled),
+ * 130/143 interrupted by SIGINT/SIGTERM after saving a checkpoint. */
+int train_run(const TrainOptions *opt, AlError *err);
+
+/* BLAS threads: cfg value if > 0, else $ATTNLAB_THREADS, else 1.  Returns the count. */
+int train_set_threads(int cfg_threads);
+
+#endif

@@ -1,0 +1,103 @@
+/* atomic_file.c — see atomic_file.h.
+ *
+ * stdio is used for the writing (fwrite/fflush/fclose all checked: a full disk may
+ * only show up at the flush or the close), POSIX for fsync and the directory sync. */
+#include "attnlab/io/atomic_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A hint for the errors whose strerror text alone leaves people guessing. */
+static const char *hint(int e) {
+    if (e == ENOSPC) return " (disk full?)";
+#ifdef EDQUOT
+    if (e == EDQUOT) return " (disk quota exceeded?)";
+#endif
+    if (e == EFBIG) return " (file size limit?)";
+    if (e == ENOENT) return " (does its directory exist?)";
+    return "";
+}
+
+static int fail(AlError *err, const char *path, const char *step, int e) {
+    return al_fail(err, 1, "cannot write '%s': %s%s%s", path, step, strerror(e), hint(e));
+}
+
+/* "<path>.tmp.<pid>": the pid keeps two processes writing the same target apart. */
+static char *temp_name(const char *path) {
+    size_t n = strlen(path) + 32;
+    char *tmp = al_malloc(n);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    return tmp;
+}
+
+/* Makes the rename durable.  Best effort where the file system cannot sync a
+ * directory (EINVAL) or the directory cannot be opened for reading; a real I/O
+ * error (EIO) is reported, since the new file may then not survive a crash. */
+static int sync_dir(const char *path, AlError *err) {
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    if (!slash) {
+        dir = al_malloc(2);
+        strcpy(dir, ".");
+    } else {
+        size_t n = slash == path ? 1 : (size_t)(slash - path);
+        dir = al_malloc(n + 1);
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int rc = 0, fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+            rc = fail(err, path, "fsync of its directory failed: ", errno);
+        close(fd);
+    }
+    free(dir);
+    return rc;
+}
+
+/* Writes every chunk to the already-open temp file and closes it, checking each
+ * step.  Returns 0 or the errno of the first failure (the file is closed either way). */
+static int write_chunks(FILE *f, const void *const *chunks, const size_t *sizes, int n) {
+    int e = 0;
+    for (int i = 0; i < n && !e; i++) {
+        AL_ASSERT(sizes[i] == 0 || chunks[i] != NULL);
+        if (sizes[i] && fwrite(chunks[i], 1, sizes[i], f) != sizes[i]) e = errno ? errno : EIO;
+    }
+    if (!e && fflush(f) != 0) e = errno ? errno : EIO;
+    if (!e && fsync(fileno(f)) != 0) e = errno;
+    if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+    return e;
+}
+
+int atomic_write(const char *path, const void *const *chunks, const size_t *sizes,
+                 int n_chunks, AlError *err) {
+    AL_ASSERT(path && n_chunks >= 0 && (n_chunks == 0 || (chunks && sizes)));
+    char *tmp = temp_name(path);
+    int rc = 0;
+    /* A leftover temp with our pid can only come from a dead process that had it. */
+    unlink(tmp);
+    errno = 0;
+    FILE *f = fopen(tmp, "wbx");
+    if (!f) {
+        rc = fail(err, path, "", errno ? errno : EIO);
+    } else {
+        errno = 0;
+        int e = write_chunks(f, chunks, sizes, n_chunks);
+        if (e) rc = fail(err, path, "", e);
+        else if (rename(tmp, path) != 0) rc = fail(err, path, "cannot rename the temporary file over it: ", errno);
+        if (rc) unlink(tmp);
+        else rc = sync_dir(path, err);
+    }
+    free(tmp);
+    return rc;
+}
+
+int write_text_atomic(const char *path, const char *text, AlError *err) {
+    const void *chunk = text;
+    size_t size = strlen(text);
+    return atomic_write(path, &chunk, &size, 1, err);
+}

@@ -1,0 +1,143 @@
+/* bench.c — see bench.h.
+ *
+ * Models (the same two bench/torch_reference.py builds):
+ *   match2   1 layer, 1 head, d 64, MLP 4d, unit-norm scores β 0.1, bidirectional,
+ *            no positions, vocab 37, 2 classes, N 32, batch 32
+ *   causal   2 layers, 4 heads, d 128, MLP 4d, dot scores, causal, learned positions,
+ *            vocab 16, 16 classes, N 100, batch 32
+ * Each is timed with 1 and 2 BLAS threads; rounds alternate models and thread
+ * counts so a burst of load from another process hits all alike, and the median
+ * round is reported.  Output lines starting with "RESULT" are for bench/run. */
+#include "attnlab/train/bench.h"
+#include "attnlab/nn/transformer.h"
+#include "attnlab/train/optim.h"
+#include "attnlab/train/progress.h"
+#include "attnlab/train/trainer.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct BenchModel {
+    const char *name;
+    Config cfg;
+    int vocab, n_classes, T;
+    Model *model;
+    int *tokens, *targets;
+} BenchModel;
+
+static void setup_model(BenchModel *b, const char *name, int layers, int heads, int d, CfgScore score,
+                        int causal, CfgPositional pos, int vocab, int n_classes, int T) {
+    b->name = name;
+    cfg_defaults(&b->cfg);
+    CfgModel *m = &b->cfg.model;
+    m->n_layers = layers;
+    m->n_heads = heads;
+    m->d_model = d;
+    m->attention.score = score;
+    m->attention.beta = 0.1f;
+    m->attention.causal = causal;
+    m->positional = pos;
+    b->cfg.train.batch_size = 32;
+    b->cfg.train.lr = 1e-3f;
+    b->vocab = vocab;
+    b->n_classes = n_classes;
+    b->T = T;
+    b->model = model_create(m, vocab, n_classes, T, 1);
+    int n = b->cfg.train.batch_size * T;
+    b->tokens = malloc((size_t)n * sizeof(int));
+    b->targets = malloc((size_t)n * sizeof(int));
+    Rng r = rng_stream(7, 1);
+    for (int i = 0; i < n; i++) {
+        b->tokens[i] = (int)rng_below(&r, (uint32_t)vocab);
+        b->targets[i] = (int)rng_below(&r, (uint32_t)n_classes);
+    }
+}
+
+static void one_step(BenchModel *b, Tape *t, long step) {
+    tape_reset(t);
+    params_zero_grad(&b->model->params);
+    Tensor *logits = model_forward(b->model, t, b->tokens, b->cfg.train.batch_size, b->T);
+    tape_backward(t, ad_cross_entropy(t, logits, b->targets));
+    optim_adam_step(&b->model->params, &b->cfg.train, b->cfg.train.lr, step);
+}
+
+/* Mean ms per step over `steps` steps (after a short warm-up). */
+static double time_steps(BenchModel *b, Tape *t, int steps) {
+    for (int i = 0; i < 3; i++) one_step(b, t, i + 1);
+    double t0 = progress_now();
+    for (int i = 0; i < steps; i++) one_step(b, t, i + 4);
+    return 1000.0 * (progress_now() - t0) / steps;
+}
+
+static double sgemm_gflops(int n, int reps) {
+    float *a = malloc((size_t)n * n * sizeof(float)), *bm = malloc((size_t)n * n * sizeof(float)),
+          *c = malloc((size_t)n * n * sizeof(float));
+    for (long i = 0; i < (long)n * n; i++) a[i] = bm[i] = (float)(i % 7) * 0.1f;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, bm, n, 0, c, n);
+    double t0 = progress_now();
+    for (int r = 0; r < reps; r++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, bm, n, 0, c, n);
+    double s = progress_now() - t0;
+    free(a); free(bm); free(c);
+    return 2.0 * n * n * (double)n * reps / s / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+#define MAX_ROUNDS 15
+
+int bench_main(int argc, char **argv, AlError *err) {
+    int rounds = 5, steps_a = 100, steps_b = 10;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else return al_fail(err, 2, "bench: unknown argument '%s' (usage: ./train bench [--rounds N])", argv[i]);
+    }
+    if (rounds < 1 || rounds > MAX_ROUNDS) return al_fail(err, 2, "bench: --rounds must be 1..%d", MAX_ROUNDS);
+    BenchModel models[2];
+    setup_model(&models[0], "match2", 1, 1, 64, SCORE_UNIT_NORM, 0, POS_NONE, 37, 2, 32);
+    setup_model(&models[1], "causal", 2, 4, 128, SCORE_DOT, 1, POS_LEARNED, 16, 16, 100);
+    const int steps[2] = { steps_a, steps_b };
+    Arena arena;
+    arena_init(&arena, 16u << 20);
+    Tape tape;
+    tape_init(&tape, &arena);
+    double ms[2][2][MAX_ROUNDS], gemm[2][MAX_ROUNDS];
+    printf("attnlab bench: %d rounds; each round times sgemm 1024^3, then both models, with 1 and 2 BLAS threads\n", rounds);
+    for (int r = 0; r < rounds; r++) {
+        for (int th = 0; th < 2; th++) {
+            openblas_set_num_threads(th + 1);
+            gemm[th][r] = sgemm_gflops(1024, 4);
+            for (int k = 0; k < 2; k++) ms[k][th][r] = time_steps(&models[k], &tape, steps[k]);
+        }
+    }
+    printf("%-8s %-8s %10s %10s %12s %14s\n", "model", "threads", "ms/step", "GFLOP/s", "sgemm GF/s", "% of sgemm");
+    for (int th = 0; th < 2; th++) {
+        qsort(gemm[th], (size_t)rounds, sizeof(double), cmp_double);
+        double g = gemm[th][rounds / 2];
+        printf("RESULT sgemm1024 threads=%d gflops=%.2f\n", th + 1, g);
+        for (int k = 0; k < 2; k++) {
+            BenchModel *b = &models[k];
+            qsort(ms[k][th], (size_t)rounds, sizeof(double), cmp_double);
+            double m = ms[k][th][rounds / 2];
+            /* Training step ≈ 3× the forward matmul FLOPs (forward + two backward GEMMs). */
+            double flops = 3.0 * model_flops_per_seq(b->model, b->T) * b->cfg.train.batch_size;
+            double gf = flops / (m * 1e-3) / 1e9;
+            printf("%-8s %-8d %10.3f %10.2f %12.2f %13.1f%%\n", b->name, th + 1, m, gf, g, 100 * gf / g);
+            printf("RESULT attnlab %s threads=%d ms=%.4f gflops=%.2f sgemm=%.2f\n", b->name, th + 1, m, gf, g);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        model_free(models[k].model);
+        free(models[k].tokens);
+        free(models[k].targets);
+    }
+    tape_free(&tape);
+    arena_free(&arena);
+    train_set_threads(0);
+    return 0;
+}

@@ -1,0 +1,297 @@
+/* trainer.c — the training loop and the run folder.
+ *
+ * Order of work, so that bad input costs nothing: validate the config, generate
+ * the data, prepare the run folder (writable?), and only then build the model and
+ * train.  The loop itself allocates nothing: the tape's arena is reset each step,
+ * batches reuse their buffers, and all parameter state is one flat block. */
+#include "attnlab/train/trainer.h"
+#include "attnlab/data/task.h"
+#include "attnlab/io/atomic_file.h"
+#include "attnlab/train/checkpoint.h"
+#include "attnlab/train/config.h"
+#include "attnlab/train/evaluate.h"
+#include "attnlab/train/optim.h"
+#include "attnlab/train/progress.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#define TARGET_ERROR 0.01   /* the "time to ≤ 1% test error" the summary reports */
+
+static volatile sig_atomic_t g_signal;
+static void on_signal(int sig) { g_signal = sig; }
+
+int train_set_threads(int cfg_threads) {
+    int n = cfg_threads;
+    if (n <= 0) {
+        const char *env = getenv("ATTNLAB_THREADS");
+        n = env ? atoi(env) : 1;
+        if (n <= 0) n = 1;
+    }
+    openblas_set_num_threads(n);
+    return n;
+}
+
+/* ---- run folder -------------------------------------------------------------------- */
+
+static int mkdir_p(const char *path, AlError *err) {
+    char buf[CFG_PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char keep = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return al_fail(err, 1, "cannot create run folder '%s': %s", buf, strerror(errno));
+            *p = keep;
+            if (!keep) break;
+        }
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return al_fail(err, 1, "run folder '%s' exists but is not a directory", path);
+    return 0;
+}
+
+static void join(char *out, size_t n, const char *dir, const char *file) {
+    snprintf(out, n, "%s/%s", dir, file);
+}
+
+/* Keeps the metrics lines of steps ≤ step (a resumed run rewrites what follows). */
+static int truncate_metrics(const char *path, long step, AlError *err) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t cap = 1 << 16, len = 0;
+    char *kept = al_malloc(cap), line[4096];
+    while (fgets(line, sizeof line, f)) {
+        const char *s = strstr(line, "\"step\":");
+        if (!s || atol(s + 7) > step) continue;
+        size_t l = strlen(line);
+        if (len + l + 1 > cap) kept = al_realloc(kept, cap = 2 * (len + l + 1));
+        memcpy(kept + len, line, l);
+        len += l;
+    }
+    fclose(f);
+    kept[len] = '\0';
+    int rc = write_text_atomic(path, kept, err);
+    free(kept);
+    return rc;
+}
+
+/* ---- the run ----------------------------------------------------------------------- */
+
+typedef struct Run {
+    Config cfg;
+    char *config_json;
+    char dir[CFG_PATH_MAX];
+    TaskData data;
+    Model *model;
+    Arena arena;
+    Tape tape;
+    Sampler sampler;
+    Batch batch;
+    TrainState st;
+    FILE *metrics;
+    Progress progress;
+    int threads;
+    EvalResult last_eval;
+    int have_eval;
+} Run;
+
+static int write_metrics(Run *r, float lr, double train_loss) {
+    const EvalResult *e = &r->last_eval;
+    fprintf(r->metrics,
+            "{\"step\": %ld, \"train_loss\": %.6g, \"test_loss\": %.6g, \"token_acc\": %.6g, "
+            "\"token_error\": %.6g, \"seq_acc\": %.6g, \"lr\": %.6g, \"grad_norm\": %.6g, "
+            "\"elapsed_s\": %.3f}\n",
+            r->st.step, train_loss, e->loss, e->token_acc, 1 - e->token_acc, e->seq_acc,
+            (double)lr, r->st.grad_norm, r->st.elapsed_s);
+    return fflush(r->metrics);
+}
+
+static void do_eval(Run *r, float lr) {
+    double train_loss = r->st.loss_count ? r->st.loss_sum / r->st.loss_count : 0;
+    r->last_eval = evaluate(r->model, &r->tape, &r->data.test, r->cfg.train.batch_size);
+    r->have_eval = 1;
+    double err = 1 - r->last_eval.token_acc;
+    if (err <= TARGET_ERROR && r->st.target_step < 0) {
+        r->st.target_step = r->st.step;
+        r->st.target_elapsed_s = r->st.elapsed_s;
+    }
+    write_metrics(r, lr, train_loss);
+    progress_line(&r->progress, "step %6ld | train loss %.4f | test loss %.4f | token err %.4f | seq acc %.4f | %.1fs",
+                  r->st.step, train_loss, r->last_eval.loss, err, r->last_eval.seq_acc, r->st.elapsed_s);
+    r->st.loss_sum = 0;
+    r->st.loss_count = 0;
+}
+
+static int save(Run *r, AlError *err) {
+    r->st.dropout_rng = r->tape.rng;
+    r->st.sampler = sampler_get_state(&r->sampler);
+    return checkpoint_save(r->dir, r->model, &r->st, r->config_json, err);
+}
+
+static long peak_rss_kb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static int write_summary(Run *r, int stopped_early, double wall_s, long steps_this_sitting,
+                         double train_s_this_sitting, AlError *err) {
+    char path[CFG_PATH_MAX + 32], text[2048];
+    const EvalResult *e = &r->last_eval;
+    double ms_per_step = steps_this_sitting ? 1000.0 * train_s_this_sitting / steps_this_sitting : 0;
+    char target[96] = "null, \"steps_to_1pct_error\": null";
+    if (r->st.target_step >= 0)
+        snprintf(target, sizeof target, "%.3f, \"steps_to_1pct_error\": %ld", r->st.target_elapsed_s,
+                 r->st.target_step);
+    snprintf(text, sizeof text,
+             "{\n  \"name\": \"%s\",\n  \"steps\": %ld,\n  \"stopped_early\": %s,\n"
+             "  \"test_loss\": %.6g,\n  \"test_token_acc\": %.6g,\n  \"test_token_error\": %.6g,\n"
+             "  \"test_seq_acc\": %.6g,\n  \"test_sequences\": %d,\n  \"train_sequences\": %d,\n"
+             "  \"distinct_train_sequences\": %d,\n  \"n_params\": %ld,\n"
+             "  \"train_seconds\": %.3f,\n  \"wall_seconds_this_sitting\": %.3f,\n  \"ms_per_step\": %.4f,\n"
+             "  \"seconds_to_1pct_error\": %s,\n  \"blas_threads\": %d,\n  \"peak_rss_mb\": %.1f\n}\n",
+             r->cfg.name, r->st.step, stopped_early ? "true" : "false", e->loss, e->token_acc,
+             1 - e->token_acc, e->seq_acc, r->data.test.n, r->data.train.n, r->data.n_distinct_train,
+             r->model->params.total, r->st.elapsed_s, wall_s, ms_per_step, target, r->threads,
+             peak_rss_kb() / 1024.0);
+    join(path, sizeof path, r->dir, "summary.json");
+    return write_text_atomic(path, text, err);
+}
+
+static int setup(Run *r, const TrainOptions *opt, AlError *err) {
+    if (cfg_load(&r->cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
+    r->config_json = cfg_to_json(&r->cfg);
+    if (opt->out_dir) snprintf(r->dir, sizeof r->dir, "%s", opt->out_dir);
+    else snprintf(r->dir, sizeof r->dir, "results/%s", r->cfg.name);
+    if (task_build(&r->cfg, &r->data, err)) return err->code;
+    if (mkdir_p(r->dir, err)) return err->code;
+    char path[CFG_PATH_MAX + 32];
+    join(path, sizeof path, r->dir, "config.json");
+    if (!opt->resume && write_text_atomic(path, r->config_json, err)) return err->code;
+
+    r->threads = train_set_threads(r->cfg.train.threads);
+    r->model = model_create(&r->cfg.model, r->data.vocab_size, r->data.n_classes, r->data.seq_len, r->cfg.seed);
+    arena_init(&r->arena, 8u << 20);
+    tape_init(&r->tape, &r->arena);
+    r->tape.rng = rng_stream(r->cfg.seed, 0x64726f70 /* "drop" */);
+    sampler_init(&r->sampler, r->data.train.n, rng_stream(r->cfg.seed, 0x73616d70 /* "samp" */));
+    batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.seq_len);
+    r->st.target_step = -1;
+    if (opt->resume) {
+        if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
+        r->tape.rng = r->st.dropout_rng;
+        if (sampler_set_state(&r->sampler, &r->st.sampler, err)) return err->code;
+        join(path, sizeof path, r->dir, "metrics.jsonl");
+        if (truncate_metrics(path, r->st.step, err)) return err->code;
+    }
+    join(path, sizeof path, r->dir, "metrics.jsonl");
+    r->metrics = fopen(path, opt->resume ? "a" : "w");
+    if (!r->metrics) return al_fail(err, 1, "cannot write '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+static float train_step(Run *r) {
+    float lr = optim_lr(&r->cfg.train, (int)r->st.step);
+    tape_reset(&r->tape);
+    params_zero_grad(&r->model->params);
+    sampler_next_batch(&r->sampler, &r->data.train, &r->batch);
+    Tensor *logits = model_forward(r->model, &r->tape, r->batch.tokens, r->batch.batch, r->batch.seq_len);
+    Tensor *loss = ad_cross_entropy(&r->tape, logits, r->batch.targets);
+    tape_backward(&r->tape, loss);
+    r->st.grad_norm = optim_grad_norm(&r->model->params);
+    optim_clip(&r->model->params, r->st.grad_norm, r->cfg.train.grad_clip);
+    r->st.step++;
+    optim_adam_step(&r->model->params, &r->cfg.train, lr, r->st.step);
+    r->st.loss_sum += loss->data[0];
+    r->st.loss_count++;
+    return lr;
+}
+
+static int loop(Run *r, AlError *err) {
+    const CfgTrain *tc = &r->cfg.train;
+    const CfgEval *ec = &r->cfg.eval;
+    double t0 = progress_now(), train_s = 0;
+    long first_step = r->st.step;
+    int stopped_early = 0;
+    float lr = optim_lr(tc, (int)r->st.step);
+    progress_line(&r->progress, "%s", r->data.summary);
+    progress_line(&r->progress, "model: %ld parameters, %d BLAS thread%s; run folder %s",
+                  r->model->params.total, r->threads, r->threads == 1 ? "" : "s", r->dir);
+    while (r->st.step < tc->steps && !g_signal) {
+        double s0 = progress_now();
+        lr = train_step(r);
+        double dt = progress_now() - s0;
+        train_s += dt;
+        r->st.elapsed_s += dt;
+        int last = r->st.step == tc->steps;
+        int eval_now = r->st.step % ec->every == 0 || last;
+        if (eval_now) do_eval(r, lr);
+        int stop = eval_now && ec->stop_at_error >= 0 && 1 - r->last_eval.token_acc <= ec->stop_at_error;
+        int ckpt = ec->checkpoint_every ? r->st.step % ec->checkpoint_every == 0 : eval_now;
+        if ((ckpt || last || stop) && save(r, err)) return err->code;
+        ProgressInfo pi = { r->st.step, tc->steps, r->st.loss_count ? r->st.loss_sum / r->st.loss_count : 0,
+                            r->have_eval ? r->last_eval.token_acc : -1, lr,
+                            train_s > 0 ? (r->st.step - first_step) / train_s : 0 };
+        progress_step(&r->progress, &pi);
+        if (stop) {
+            stopped_early = 1;
+            progress_line(&r->progress, "stopping early: test token error %.4f <= %.4f",
+                          1 - r->last_eval.token_acc, (double)ec->stop_at_error);
+            break;
+        }
+    }
+    if (g_signal) {
+        if (save(r, err)) return err->code;
+        progress_line(&r->progress, "interrupted at step %ld: checkpoint saved; continue with --resume", r->st.step);
+        return 128 + g_signal;
+    }
+    if (!r->have_eval) do_eval(r, lr);
+    if (write_summary(r, stopped_early, progress_now() - t0, r->st.step - first_step, train_s, err)) return err->code;
+    double ms = r->st.step > first_step ? 1000 * train_s / (r->st.step - first_step) : 0;
+    char target[96] = "not reached";
+    if (r->st.target_step >= 0)
+        snprintf(target, sizeof target, "%.1fs (step %ld)", r->st.target_elapsed_s, r->st.target_step);
+    printf("done: %ld steps, test token error %.4f, seq acc %.4f | %.3f ms/step | time to <=1%% error %s | "
+           "peak RSS %.1f MB | %s\n",
+           r->st.step, 1 - r->last_eval.token_acc, r->last_eval.seq_acc, ms, target, peak_rss_kb() / 1024.0, r->dir);
+    return 0;
+}
+
+static void teardown(Run *r) {
+    if (r->metrics) fclose(r->metrics);
+    batch_free(&r->batch);
+    sampler_free(&r->sampler);
+    if (r->model) {
+        tape_free(&r->tape);
+        arena_free(&r->arena);
+        model_free(r->model);
+    }
+    task_free(&r->data);
+    free(r->config_json);
+}
+
+int train_run(const TrainOptions *opt, AlError *err) {
+    Run *r = al_calloc(1, sizeof *r);
+    progress_init(&r->progress, opt->quiet);
+    int rc = setup(r, opt, err);
+    if (!rc) {
+        if (!opt->quiet) printf("effective config:\n%s\n", r->config_json);
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        rc = loop(r, err);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+    }
+    teardown(r);
+    free(r);
+    return rc;
+}
