@@ -1,70 +1,228 @@
-/* ops_pointwise.c — STUB: being written; every function aborts. */
+/* ops_pointwise.c — elementwise arithmetic, sums to a scalar, activations, dropout.
+ *
+ * Every op here streams once over contiguous memory in loops gcc vectorises; the
+ * activations take their exp/tanh-class math from util/fastmath.h, so no libm call
+ * sits in a hot loop (GeLU-erf's erfcf is the one exception, see there). */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
-Tensor *ad_add(Tape *t, Tensor *a, Tensor *b) {
-    (void)t;
-    (void)a;
-    (void)b;
-    al_panic(__FILE__, __LINE__, "not implemented");
+#include "../util/fastmath.h"
+
+#include <math.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------------------ */
+/* add, sub, mul: a (…, C); b the same shape as a, or C elements (any shape) used
+ * for every row of a; y like a.  One mechanism, the op a parameter: `bstride` is
+ * b's row stride — C for the same shape, 0 for the broadcast row. */
+
+static inline float binary_apply(OpKind op, float a, float b) {
+    return op == OP_ADD ? a + b : op == OP_SUB ? a - b : a * b;
 }
 
-Tensor *ad_sub(Tape *t, Tensor *a, Tensor *b) {
-    (void)t;
-    (void)a;
-    (void)b;
-    al_panic(__FILE__, __LINE__, "not implemented");
+static void binary_backward(TapeEntry *e) {
+    const Tensor *y = e->out;
+    Tensor *a = e->in[0], *b = e->in[1];
+    OpKind op = e->op;
+    int C = tensor_cols(a);
+    long R = tensor_rows(a), bstride = e->i[0];
+    /* The two inputs are updated in separate loops: a and b may be one tensor
+     * (x·x), and then both contributions must land in the same grad. */
+    for (long r = 0; r < R; r++) {
+        const float *dy = y->grad + r * C, *ar = a->data + r * C, *br = b->data + r * bstride;
+        if (a->grad) {
+            float *da = a->grad + r * C;
+            for (int c = 0; c < C; c++) da[c] += op == OP_MUL ? dy[c] * br[c] : dy[c];
+        }
+        if (b->grad) {
+            /* Broadcast: every row of dy adds into the one row of db. */
+            float *db = b->grad + r * bstride;
+            for (int c = 0; c < C; c++)
+                db[c] += op == OP_ADD ? dy[c] : op == OP_SUB ? -dy[c] : dy[c] * ar[c];
+        }
+    }
 }
 
-Tensor *ad_mul(Tape *t, Tensor *a, Tensor *b) {
-    (void)t;
-    (void)a;
-    (void)b;
-    al_panic(__FILE__, __LINE__, "not implemented");
+static Tensor *binary(Tape *t, OpKind op, Tensor *a, Tensor *b) {
+    int C = tensor_cols(a);
+    long R = tensor_rows(a);
+    int same = tensor_same_shape(a, b);
+    AL_ASSERT(same || b->n == C);
+    long bstride = same ? C : 0;
+    int needs_grad = tape_needs_grad(t, a, b, NULL);
+    Tensor *y = tape_tensor(t, needs_grad, a->ndim, a->shape);
+    for (long r = 0; r < R; r++) {
+        const float *ar = a->data + r * C, *br = b->data + r * bstride;
+        float *yr = y->data + r * C;
+        for (int c = 0; c < C; c++) yr[c] = binary_apply(op, ar[c], br[c]);
+    }
+    if (needs_grad) tape_record(t, op, binary_backward, y, a, b, NULL)->i[0] = (int)bstride;
+    return y;
+}
+
+Tensor *ad_add(Tape *t, Tensor *a, Tensor *b) { return binary(t, OP_ADD, a, b); }
+Tensor *ad_sub(Tape *t, Tensor *a, Tensor *b) { return binary(t, OP_SUB, a, b); }
+Tensor *ad_mul(Tape *t, Tensor *a, Tensor *b) { return binary(t, OP_MUL, a, b); }
+
+/* ------------------------------------------------------------------------------ */
+/* scale: y = s·a, any shape. */
+
+static void scale_backward(TapeEntry *e) {
+    const float *dy = e->out->grad;
+    float *da = e->in[0]->grad, s = e->f[0];
+    for (long i = 0; i < e->out->n; i++) da[i] += s * dy[i];
 }
 
 Tensor *ad_scale(Tape *t, Tensor *a, float s) {
-    (void)t;
-    (void)a;
-    (void)s;
-    al_panic(__FILE__, __LINE__, "not implemented");
+    int needs_grad = tape_needs_grad(t, a, NULL, NULL);
+    Tensor *y = tape_tensor(t, needs_grad, a->ndim, a->shape);
+    for (long i = 0; i < a->n; i++) y->data[i] = s * a->data[i];
+    if (needs_grad) tape_record(t, OP_SCALE, scale_backward, y, a, NULL, NULL)->f[0] = s;
+    return y;
 }
 
-Tensor *ad_sum(Tape *t, Tensor *a) {
-    (void)t;
-    (void)a;
-    al_panic(__FILE__, __LINE__, "not implemented");
+/* ------------------------------------------------------------------------------ */
+/* sum, mean: a any shape → y (1) = f·Σa, f = 1 or 1/n.  The sum runs in double:
+ * in float, adding a million terms one by one would lose ~3 digits. */
+
+static void reduce_backward(TapeEntry *e) {
+    Tensor *a = e->in[0];
+    float g = e->f[0] * e->out->grad[0];
+    for (long i = 0; i < a->n; i++) a->grad[i] += g;
 }
 
-Tensor *ad_mean(Tape *t, Tensor *a) {
-    (void)t;
-    (void)a;
-    al_panic(__FILE__, __LINE__, "not implemented");
+static Tensor *reduce(Tape *t, OpKind op, Tensor *a) {
+    /* Independent double lanes: gcc vectorises them (one running sum it may not reorder). */
+    double acc[8] = { 0 }, s = 0;
+    long i = 0;
+    for (; i + 8 <= a->n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += a->data[i + j];
+    for (; i < a->n; i++) acc[0] += a->data[i];
+    for (int j = 0; j < 8; j++) s += acc[j];
+    double f = op == OP_MEAN ? 1.0 / (double)a->n : 1.0;
+    int needs_grad = tape_needs_grad(t, a, NULL, NULL);
+    Tensor *y = tape_tensor(t, needs_grad, 1, (const int[]){ 1 });
+    y->data[0] = (float)(f * s);
+    if (needs_grad) tape_record(t, op, reduce_backward, y, a, NULL, NULL)->f[0] = (float)f;
+    return y;
+}
+
+Tensor *ad_sum(Tape *t, Tensor *a) { return reduce(t, OP_SUM, a); }
+Tensor *ad_mean(Tape *t, Tensor *a) { return reduce(t, OP_MEAN, a); }
+
+/* ------------------------------------------------------------------------------ */
+/* Activations: x any shape → y like x.  Each is one inline function giving the
+ * value and the derivative at x; forward keeps .y, backward .d (gcc drops the half
+ * it does not use).  Backward recomputes from x, so nothing is saved. */
+
+typedef struct ValDer { float y, d; } ValDer;
+typedef enum Act { ACT_GELU_TANH, ACT_GELU_ERF, ACT_ELU, ACT_RELU } Act;
+
+/* GeLU, tanh form: 0.5·x·(1 + tanh u), u = √(2/π)·(x + 0.044715x³).  Since
+ * 1 + tanh u = 2σ(2u), σ(z) = 1/(1 + e^−z), this is x·σ(2u): one exp instead of a
+ * tanh, and no cancellation of 1 + tanh u for x ≪ 0.  The derivative reuses σ:
+ *   d = σ + x·σ·(1 − σ)·(2u)′,   1 − σ = e^−2u·σ.
+ * x is clamped to ±15 inside u: there σ is already exactly 0 or 1 in float, and
+ * the clamp keeps x³ finite, so every finite x gives a finite y and d. */
+static inline ValDer gelu_tanh(float x) {
+    const float k = 2.0f * 0.7978845608f;  /* 2·√(2/π) */
+    float xc = x < -15.0f ? -15.0f : x > 15.0f ? 15.0f : x;
+    float x2 = xc * xc;
+    float e = fm_exp(-k * xc * FM_FMA(0.044715f, x2, 1.0f));
+    float s = 1.0f / (1.0f + e);
+    /* e·σ when σ ≥ 1/2 (then e ≤ 1); 1 − σ otherwise, where e may be inf. */
+    float one_minus_s = s < 0.5f ? 1.0f - s : e * s;
+    float du = k * FM_FMA(3.0f * 0.044715f, x2, 1.0f);
+    return (ValDer){ x * s, FM_FMA(xc * du, s * one_minus_s, s) };
+}
+
+/* GeLU, exact: x·Φ(x), Φ(x) = ½·erfc(−x/√2) (erfc: no cancellation for x ≪ 0);
+ * d = Φ(x) + x·φ(x), φ the standard normal density.  erfcf is a libm call: this
+ * variant is the reference, the tanh form is the fast one. */
+static inline ValDer gelu_erf(float x) {
+    float cdf = 0.5f * erfcf(-x * 0.70710678f);
+    float pdf = 0.39894228f * fm_exp(-0.5f * x * x);
+    return (ValDer){ x * cdf, FM_FMA(x, pdf, cdf) };
+}
+
+/* ELU, alpha 1: x for x > 0, e^x − 1 otherwise; derivative 1 or e^x (both 1 at 0). */
+static inline ValDer elu(float x) {
+    return (ValDer){ x > 0.0f ? x : fm_expm1(x), x > 0.0f ? 1.0f : fm_exp(x) };
+}
+
+/* ReLU; derivative 0 at 0, as PyTorch. */
+static inline ValDer relu(float x) {
+    return (ValDer){ x > 0.0f ? x : 0.0f, x > 0.0f ? 1.0f : 0.0f };
+}
+
+static void act_forward(Act act, const float *restrict x, float *restrict y, long n) {
+    switch (act) {
+    case ACT_GELU_TANH: for (long i = 0; i < n; i++) y[i] = gelu_tanh(x[i]).y; break;
+    case ACT_GELU_ERF:  for (long i = 0; i < n; i++) y[i] = gelu_erf(x[i]).y;  break;
+    case ACT_ELU:       for (long i = 0; i < n; i++) y[i] = elu(x[i]).y;       break;
+    case ACT_RELU:      for (long i = 0; i < n; i++) y[i] = relu(x[i]).y;      break;
+    }
+}
+
+static void act_backward(TapeEntry *e) {
+    const float *restrict x = e->in[0]->data, *restrict dy = e->out->grad;
+    float *restrict dx = e->in[0]->grad;
+    long n = e->out->n;
+    switch ((Act)e->i[0]) {
+    case ACT_GELU_TANH: for (long i = 0; i < n; i++) dx[i] += dy[i] * gelu_tanh(x[i]).d; break;
+    case ACT_GELU_ERF:  for (long i = 0; i < n; i++) dx[i] += dy[i] * gelu_erf(x[i]).d;  break;
+    case ACT_ELU:       for (long i = 0; i < n; i++) dx[i] += dy[i] * elu(x[i]).d;       break;
+    case ACT_RELU:      for (long i = 0; i < n; i++) dx[i] += dy[i] * relu(x[i]).d;      break;
+    }
+}
+
+static Tensor *activation(Tape *t, OpKind op, Act act, Tensor *x) {
+    int needs_grad = tape_needs_grad(t, x, NULL, NULL);
+    Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
+    act_forward(act, x->data, y->data, x->n);
+    if (needs_grad) tape_record(t, op, act_backward, y, x, NULL, NULL)->i[0] = act;
+    return y;
 }
 
 Tensor *ad_gelu(Tape *t, Tensor *x, AdGelu kind) {
-    (void)t;
-    (void)x;
-    (void)kind;
-    al_panic(__FILE__, __LINE__, "not implemented");
+    return activation(t, OP_GELU, kind == GELU_ERF ? ACT_GELU_ERF : ACT_GELU_TANH, x);
 }
+Tensor *ad_elu(Tape *t, Tensor *x) { return activation(t, OP_ELU, ACT_ELU, x); }
+Tensor *ad_relu(Tape *t, Tensor *x) { return activation(t, OP_RELU, ACT_RELU, x); }
 
-Tensor *ad_elu(Tape *t, Tensor *x) {
-    (void)t;
-    (void)x;
-    al_panic(__FILE__, __LINE__, "not implemented");
-}
+/* ------------------------------------------------------------------------------ */
+/* dropout: x any shape → y like x; y = x·keep/(1 − p), keep ~ Bernoulli(1 − p)
+ * drawn from t->rng in element order.  Saved: the keep mask, one byte per element. */
 
-Tensor *ad_relu(Tape *t, Tensor *x) {
-    (void)t;
-    (void)x;
-    al_panic(__FILE__, __LINE__, "not implemented");
+static void dropout_backward(TapeEntry *e) {
+    const uint8_t *restrict keep = e->saved[0];
+    const float *restrict dy = e->out->grad;
+    float *restrict dx = e->in[0]->grad;
+    float scale = e->f[0];
+    for (long i = 0; i < e->out->n; i++) dx[i] += keep[i] ? scale * dy[i] : 0.0f;
 }
 
 Tensor *ad_dropout(Tape *t, Tensor *x, float p) {
-    (void)t;
-    (void)x;
-    (void)p;
-    al_panic(__FILE__, __LINE__, "not implemented");
+    AL_ASSERT(p >= 0.0f && p < 1.0f);
+    if (!t->training || p == 0.0f) return x;
+    long n = x->n;
+    uint8_t *keep = tape_scratch(t, (size_t)n);
+    /* Drop when 32 random bits fall below p·2³² (< 2³² as p < 1): two elements
+     * per 64-bit draw. */
+    uint32_t thr = (uint32_t)ldexp((double)p, 32);
+    for (long i = 0; i < n; i += 2) {
+        uint64_t bits = rng_u64(&t->rng);
+        keep[i] = (uint32_t)bits >= thr;
+        if (i + 1 < n) keep[i + 1] = (uint32_t)(bits >> 32) >= thr;
+    }
+    float scale = 1.0f / (1.0f - p);
+    int needs_grad = tape_needs_grad(t, x, NULL, NULL);
+    Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
+    for (long i = 0; i < n; i++) y->data[i] = keep[i] ? scale * x->data[i] : 0.0f;
+    if (needs_grad) {
+        TapeEntry *e = tape_record(t, OP_DROPOUT, dropout_backward, y, x, NULL, NULL);
+        e->saved[0] = keep;
+        e->f[0] = scale;
+    }
+    return y;
 }
-

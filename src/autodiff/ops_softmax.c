@@ -3,6 +3,7 @@
  * what a fully masked row means. */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
+#include "../util/fastmath.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,16 +21,14 @@ static RowStats softmax_row(const float *x, const float *m, float *y, int C) {
         for (int j = 0; j < C; j++) y[j] = x[j] + m[j];
         z = y;
     }
-    RowStats s = { -INFINITY, 0.0f };
-    for (int j = 0; j < C; j++) s.max = z[j] > s.max ? z[j] : s.max;
+    RowStats s = { fm_max(z, C), 0.0f };
     if (s.max == -INFINITY) {
         memset(y, 0, (size_t)C * sizeof(float));
         return s;
     }
-    for (int j = 0; j < C; j++) {
-        y[j] = expf(z[j] - s.max);
-        s.sum += y[j];
-    }
+    /* fm_exp, not expf: a libm call in the loop would stop it vectorising. */
+    for (int j = 0; j < C; j++) y[j] = fm_exp(z[j] - s.max);
+    s.sum = fm_sum(y, C);
     float inv = 1.0f / s.sum;
     for (int j = 0; j < C; j++) y[j] *= inv;
     return s;
@@ -48,8 +47,7 @@ static void softmax_backward(TapeEntry *e) {
     for (long r = 0; r < rows; r++) {
         const float *yr = y->data + r * C, *dyr = y->grad + r * C;
         float *dxr = x->grad + r * C;
-        float dot = 0.0f;
-        for (int j = 0; j < C; j++) dot += dyr[j] * yr[j];
+        float dot = fm_dot(dyr, yr, C);
         for (int j = 0; j < C; j++) dxr[j] += yr[j] * (dyr[j] - dot);
     }
 }

@@ -22,7 +22,7 @@ void seqset_init(SeqSet *s, int seq_len, int expected) {
     memset(s, 0, sizeof *s);
     s->seq_len = seq_len;
     int n_slots = 16;
-    while (n_slots < 2 * expected && n_slots < (1 << 30)) n_slots *= 2;
+    while (n_slots < 2LL * expected && n_slots < (1 << 30)) n_slots *= 2;
     alloc_slots(s, n_slots);
     s->keys_cap = expected > 0 ? expected : 8;
     s->keys = al_malloc((size_t)s->keys_cap * key_bytes(s));

@@ -9,7 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The directory part of path ("." for a bare name, "/" for a file at the root). */
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *src = slash ? path : ".";
+    size_t n = !slash || slash == path ? 1 : (size_t)(slash - path);
+    char *dir = al_malloc(n + 1);
+    memcpy(dir, src, n);
+    dir[n] = '\0';
+    return dir;
+}
 
 /* A hint for the errors whose strerror text alone leaves people guessing. */
 static const char *hint(int e) {
@@ -18,12 +30,23 @@ static const char *hint(int e) {
     if (e == EDQUOT) return " (disk quota exceeded?)";
 #endif
     if (e == EFBIG) return " (file size limit?)";
-    if (e == ENOENT) return " (does its directory exist?)";
     return "";
 }
 
 static int fail(AlError *err, const char *path, const char *step, int e) {
     return al_fail(err, 1, "cannot write '%s': %s%s%s", path, step, strerror(e), hint(e));
+}
+
+/* The temp file could not be created: say so plainly when the directory is missing. */
+static int fail_create(AlError *err, const char *path, int e) {
+    char *dir = dir_of(path);
+    struct stat st;
+    if (e == ENOENT && stat(dir, &st) != 0)
+        al_fail(err, 1, "cannot write '%s': directory '%s' does not exist", path, dir);
+    else
+        fail(err, path, "", e);
+    free(dir);
+    return 1;
 }
 
 /* "<path>.tmp.<pid>": the pid keeps two processes writing the same target apart. */
@@ -38,17 +61,7 @@ static char *temp_name(const char *path) {
  * directory (EINVAL) or the directory cannot be opened for reading; a real I/O
  * error (EIO) is reported, since the new file may then not survive a crash. */
 static int sync_dir(const char *path, AlError *err) {
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash) {
-        dir = al_malloc(2);
-        strcpy(dir, ".");
-    } else {
-        size_t n = slash == path ? 1 : (size_t)(slash - path);
-        dir = al_malloc(n + 1);
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
+    char *dir = dir_of(path);
     int rc = 0, fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
@@ -83,12 +96,13 @@ int atomic_write(const char *path, const void *const *chunks, const size_t *size
     errno = 0;
     FILE *f = fopen(tmp, "wbx");
     if (!f) {
-        rc = fail(err, path, "", errno ? errno : EIO);
+        rc = fail_create(err, path, errno ? errno : EIO);
     } else {
         errno = 0;
         int e = write_chunks(f, chunks, sizes, n_chunks);
         if (e) rc = fail(err, path, "", e);
-        else if (rename(tmp, path) != 0) rc = fail(err, path, "cannot rename the temporary file over it: ", errno);
+        else if (rename(tmp, path) != 0)
+            rc = fail(err, path, "cannot rename the temporary file over it: ", errno);
         if (rc) unlink(tmp);
         else rc = sync_dir(path, err);
     }

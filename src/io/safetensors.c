@@ -168,46 +168,47 @@ static int check_inputs(const StTensor *t, int n, const StMeta *meta, int n_meta
     return 0;
 }
 
-/* Integer arrays go in as raw JSON text: cJSON stores numbers as doubles and would
- * print large offsets in exponent form, which Python's json reads back as floats. */
+/* cJSON's builders return NULL only when out of memory; that is fatal, as in al_malloc. */
+static void *json_ok(void *p) {
+    if (!p) {
+        fprintf(stderr, "attnlab: out of memory building a safetensors header\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* Integer arrays go in as raw JSON text printed here: cJSON keeps numbers as doubles
+ * and prints 1e15 and up in exponent form ("1e+15"), which Python's json reads back
+ * as a float.  Printing the int64 ourselves keeps every dimension and offset exact. */
 static void add_int_array(cJSON *obj, const char *key, const int64_t *v, int n) {
     char buf[2 + 2 * 21 + ST_MAX_DIM * 21];
     size_t used = (size_t)snprintf(buf, sizeof buf, "[");
     for (int i = 0; i < n; i++)
         used += (size_t)snprintf(buf + used, sizeof buf - used, i ? ",%" PRId64 : "%" PRId64, v[i]);
     snprintf(buf + used, sizeof buf - used, "]");
-    if (!cJSON_AddRawToObject(obj, key, buf)) al_malloc((size_t)-1 / 2);   /* OOM: exits */
-}
-
-static cJSON *new_object(cJSON *parent, const char *key) {
-    cJSON *o = cJSON_AddObjectToObject(parent, key);
-    if (!o) al_malloc((size_t)-1 / 2);   /* cJSON only fails when out of memory */
-    return o;
+    json_ok(cJSON_AddRawToObject(obj, key, buf));
 }
 
 /* The header JSON, padded with spaces to a multiple of 8 bytes; *len = its length. */
 static char *build_header(const StTensor *t, int n, const StMeta *meta, int n_meta,
                           const uint64_t *bytes, size_t *len) {
-    cJSON *root = cJSON_CreateObject();
-    if (!root) al_malloc((size_t)-1 / 2);
+    cJSON *root = json_ok(cJSON_CreateObject());
     if (n_meta > 0) {
-        cJSON *m = new_object(root, "__metadata__");
-        for (int i = 0; i < n_meta; i++) {
-            if (!cJSON_AddStringToObject(m, meta[i].key, meta[i].value)) al_malloc((size_t)-1 / 2);
-        }
+        cJSON *m = json_ok(cJSON_AddObjectToObject(root, "__metadata__"));
+        for (int i = 0; i < n_meta; i++)
+            json_ok(cJSON_AddStringToObject(m, meta[i].key, meta[i].value));
     }
     uint64_t offset = 0;
     for (int i = 0; i < n; i++) {
-        cJSON *o = new_object(root, t[i].name);
-        if (!cJSON_AddStringToObject(o, "dtype", dtypes[t[i].dtype].name)) al_malloc((size_t)-1 / 2);
+        cJSON *o = json_ok(cJSON_AddObjectToObject(root, t[i].name));
+        json_ok(cJSON_AddStringToObject(o, "dtype", dtypes[t[i].dtype].name));
         add_int_array(o, "shape", t[i].shape, t[i].ndim);
         int64_t offsets[2] = {(int64_t)offset, (int64_t)(offset + bytes[i])};
         add_int_array(o, "data_offsets", offsets, 2);
         offset += bytes[i];
     }
-    char *json = cJSON_PrintUnformatted(root);
+    char *json = json_ok(cJSON_PrintUnformatted(root));
     cJSON_Delete(root);
-    if (!json) al_malloc((size_t)-1 / 2);
     size_t raw = strlen(json);
     *len = (raw + 7) & ~(size_t)7;
     char *header = al_malloc(*len);
@@ -337,8 +338,10 @@ static int bad_uint(AlError *err, const char *name, const char *what, int i, con
     if (cJSON_IsNumber(v))
         return al_fail(err, 1, "tensor '%.200s': %s[%d] must be a non-negative integer (got %.17g)",
                        name, what, i, v->valuedouble);
-    return al_fail(err, 1, "tensor '%.200s': %s[%d] must be a non-negative integer (got a %s)",
-                   name, what, i, cJSON_IsString(v) ? "string" : "non-number");
+    const char *kind = cJSON_IsString(v) ? "a string" : cJSON_IsBool(v) ? "a boolean"
+                     : cJSON_IsNull(v) ? "null" : cJSON_IsArray(v) ? "an array" : "an object";
+    return al_fail(err, 1, "tensor '%.200s': %s[%d] must be a non-negative integer (got %s)",
+                   name, what, i, kind);
 }
 
 static const cJSON *need_field(const cJSON *o, const char *name, const char *key, AlError *err) {
@@ -351,10 +354,12 @@ static int parse_dtype(StEntry *e, const cJSON *o, AlError *err) {
     const char *name = e->info.name;
     const cJSON *v = need_field(o, name, "dtype", err);
     if (!v) return 1;
-    if (!cJSON_IsString(v)) return al_fail(err, 1, "tensor '%.200s': \"dtype\" is not a string", name);
+    if (!cJSON_IsString(v))
+        return al_fail(err, 1, "tensor '%.200s': \"dtype\" is not a string", name);
     if (dtype_from_name(v->valuestring, &e->info.dtype) != 0)
-        return al_fail(err, 1, "tensor '%.200s' has unsupported dtype \"%.40s\" (known: F64 F32 F16 "
-                       "BF16 F8_E4M3 F8_E5M2 I64 I32 I16 I8 U64 U32 U16 U8 BOOL)", name, v->valuestring);
+        return al_fail(err, 1, "tensor '%.200s' has unsupported dtype \"%.40s\" (known: F64 F32 "
+                       "F16 BF16 F8_E4M3 F8_E5M2 I64 I32 I16 I8 U64 U32 U16 U8 BOOL)",
+                       name, v->valuestring);
     return 0;
 }
 
@@ -362,7 +367,8 @@ static int parse_shape(StEntry *e, const cJSON *o, AlError *err) {
     const char *name = e->info.name;
     const cJSON *v = need_field(o, name, "shape", err);
     if (!v) return 1;
-    if (!cJSON_IsArray(v)) return al_fail(err, 1, "tensor '%.200s': \"shape\" is not an array", name);
+    if (!cJSON_IsArray(v))
+        return al_fail(err, 1, "tensor '%.200s': \"shape\" is not an array", name);
     int ndim = cJSON_GetArraySize(v), i = 0;
     int64_t *shape = al_malloc((size_t)ndim * sizeof *shape);
     e->info.shape = shape;
@@ -381,24 +387,26 @@ static int parse_offsets(StEntry *e, const cJSON *o, uint64_t data_len, AlError 
     const cJSON *v = need_field(o, name, "data_offsets", err);
     if (!v) return 1;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
-        return al_fail(err, 1, "tensor '%.200s': \"data_offsets\" is not an array [begin, end]", name);
+        return al_fail(err, 1, "tensor '%.200s': \"data_offsets\" is not an array [begin, end]",
+                       name);
     const cJSON *b = cJSON_GetArrayItem(v, 0), *x = cJSON_GetArrayItem(v, 1);
     if (json_uint(b, &e->begin) != 0) return bad_uint(err, name, "data_offsets", 0, b);
     if (json_uint(x, &e->end) != 0) return bad_uint(err, name, "data_offsets", 1, x);
     if (e->end < e->begin)
-        return al_fail(err, 1, "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] end before "
-                       "they begin", name, e->begin, e->end);
+        return al_fail(err, 1, "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] end "
+                       "before they begin", name, e->begin, e->end);
     if (e->end > data_len)
-        return al_fail(err, 1, "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] reach past "
-                       "the end of the data buffer (%" PRIu64 " bytes)", name, e->begin, e->end, data_len);
+        return al_fail(err, 1, "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] reach "
+                       "past the end of the data buffer (%" PRIu64 " bytes)",
+                       name, e->begin, e->end, data_len);
     uint64_t need = shape_bytes(e->info.ndim, e->info.shape, dtypes[e->info.dtype].size);
     if (need != e->end - e->begin) {
         char s[128];
         fmt_shape(s, sizeof s, e->info.ndim, e->info.shape);
         if (need == UINT64_MAX)
             return al_fail(err, 1, "tensor '%.200s': shape %s is too large", name, s);
-        return al_fail(err, 1, "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] span %" PRIu64
-                       " bytes, but %s shape %s needs %" PRIu64, name, e->begin, e->end,
+        return al_fail(err, 1, "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] span "
+                       "%" PRIu64 " bytes, but %s shape %s needs %" PRIu64, name, e->begin, e->end,
                        e->end - e->begin, dtypes[e->info.dtype].name, s, need);
     }
     return 0;
@@ -458,17 +466,18 @@ static int check_coverage(const StFile *f, AlError *err) {
     int rc = 0;
     for (int i = 0; i < f->n && !rc; i++) {
         if (s[i]->begin < pos)
-            rc = al_fail(err, 1, "tensors '%.200s' [%" PRIu64 ", %" PRIu64 ") and '%.200s' [%" PRIu64
-                         ", %" PRIu64 ") overlap in the data buffer", s[i - 1]->info.name,
-                         s[i - 1]->begin, s[i - 1]->end, s[i]->info.name, s[i]->begin, s[i]->end);
+            rc = al_fail(err, 1, "tensors '%.200s' [%" PRIu64 ", %" PRIu64 ") and '%.200s' "
+                         "[%" PRIu64 ", %" PRIu64 ") overlap in the data buffer",
+                         s[i - 1]->info.name, s[i - 1]->begin, s[i - 1]->end,
+                         s[i]->info.name, s[i]->begin, s[i]->end);
         else if (s[i]->begin > pos)
             rc = al_fail(err, 1, "bytes [%" PRIu64 ", %" PRIu64 ") of the data buffer belong to no "
                          "tensor (a hole before '%.200s')", pos, s[i]->begin, s[i]->info.name);
         pos = s[i]->end;
     }
     if (!rc && pos != f->data_len)
-        rc = al_fail(err, 1, "bytes [%" PRIu64 ", %" PRIu64 ") at the end of the data buffer belong "
-                     "to no tensor", pos, f->data_len);
+        rc = al_fail(err, 1, "bytes [%" PRIu64 ", %" PRIu64 ") at the end of the data buffer "
+                     "belong to no tensor", pos, f->data_len);
     free(s);
     return rc;
 }
@@ -499,7 +508,9 @@ static int parse_tensors(StFile *f, const cJSON *root, AlError *err) {
     return check_coverage(f, err);
 }
 
-static int is_json_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static int is_json_space(unsigned char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 /* Checks the raw header bytes and parses them; *root is the JSON object. */
 static int parse_json(const unsigned char *h, size_t n, cJSON **root, AlError *err) {
@@ -507,7 +518,8 @@ static int parse_json(const unsigned char *h, size_t n, cJSON **root, AlError *e
     if (memchr(h, 0, n))
         return al_fail(err, 1, "header contains a NUL byte at byte %zu",
                        (size_t)((const unsigned char *)memchr(h, 0, n) - h));
-    if (!utf8_valid(h, n, &bad)) return al_fail(err, 1, "header is not valid UTF-8 (byte %zu)", bad);
+    if (!utf8_valid(h, n, &bad))
+        return al_fail(err, 1, "header is not valid UTF-8 (byte %zu)", bad);
     if (n == 0 || h[0] != '{')
         return al_fail(err, 1, "header is not a JSON object (it must start with '{')");
     /* A NUL-terminated copy: older cJSON versions can read past a buffer's length. */
@@ -520,13 +532,15 @@ static int parse_json(const unsigned char *h, size_t n, cJSON **root, AlError *e
     if (!*root) return al_fail(err, 1, "header is not valid JSON (error near byte %zu)", at);
     if (!cJSON_IsObject(*root)) return al_fail(err, 1, "header is not a JSON object");
     while (at < n && is_json_space(h[at])) at++;
-    if (at < n) return al_fail(err, 1, "header has extra bytes after its JSON object (byte %zu)", at);
+    if (at < n)
+        return al_fail(err, 1, "header has extra bytes after its JSON object (byte %zu)", at);
     return 0;
 }
 
 static int parse_file(StFile *f, size_t size, AlError *err) {
     if (size < 8)
-        return al_fail(err, 1, "file is %zu bytes, too short for a safetensors file (at least 8)", size);
+        return al_fail(err, 1, "file is %zu bytes, too short for a safetensors file (at least 8)",
+                       size);
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = n << 8 | f->bytes[i];
     if (n > ST_MAX_HEADER)
@@ -584,7 +598,8 @@ int st_find(const StFile *f, const char *name) {
 
 const char *st_meta(const StFile *f, const char *key) {
     StPair probe = {(char *)key, NULL};
-    const StPair *p = f->n_meta ? bsearch(&probe, f->meta, (size_t)f->n_meta, sizeof *f->meta, cmp_pair) : NULL;
+    if (f->n_meta == 0) return NULL;   /* f->meta may be NULL, which bsearch must not get */
+    const StPair *p = bsearch(&probe, f->meta, (size_t)f->n_meta, sizeof *f->meta, cmp_pair);
     return p ? p->value : NULL;
 }
 

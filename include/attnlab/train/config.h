@@ -90,5 +90,12 @@ int cfg_set(Config *c, const char *assignment, AlError *err);
 /* The effective config as pretty JSON (malloc'ed; caller frees).  Parsing it back
  * gives the same Config. */
 char *cfg_to_json(const Config *c);
+/* Every key with its type, range or choices, default and one-line doc, for
+ * `--help` and docs (malloc'ed; caller frees). */
+char *cfg_help(void);
+/* The key path of the first (schema-order) setting in which a and b differ, or
+ * NULL when they are the same config (keys that do not apply to a's task type are
+ * ignored).  For the round-trip tests and for checking a resume against its run. */
+const char *cfg_first_difference(const Config *a, const Config *b);
 
 #endif
