@@ -184,6 +184,11 @@ static void test_syntax_errors(void) {
     EXPECT_FAIL("{\"model\": {\"d_model\": 64}\n\n", SRC ":1:26: unexpected end of file: the '{' at line 1, column 1 is never closed");
     EXPECT_FAIL("{\"seed\": 2} x", SRC ":1:13: unexpected 'x' after the end of the top-level object");
     EXPECT_FAIL("{\"seed\": 2}}", SRC ":1:12: unexpected '}' after the end of the top-level object (one too many?)");
+    EXPECT_FAIL("{\"name\": \"ab\\\n\"}", SRC ":1:10: unterminated string");   /* backslash at line end */
+    EXPECT_FAIL("{\"seed\": \xC3\xA9}", SRC ":1:10: expected a value", "found '\xC3\xA9'");  /* a whole UTF-8 char */
+    EXPECT_FAIL("{\"seed\": 2,", SRC ":1:12: unexpected end of file: the '{' at line 1, column 1 is never closed");
+    EXPECT_FAIL("{\"seed\":", SRC ":1:9: unexpected end of file: expected a value");
+    EXPECT_FAIL("[1] x", SRC ":1:5: unexpected 'x' after the end of the top-level value");
     EXPECT_FAIL("", SRC ": file is empty (write {} to use every default)");
     EXPECT_FAIL(" \n\t\n", SRC ": file is empty");
     EXPECT_FAIL("[{\"seed\": 2}]", SRC ": the top level must be a JSON object {...}, got an array");
@@ -303,6 +308,7 @@ static void test_range_errors(void) {
                 "got a string (\"my run\")");
     EXPECT_FAIL("{\"name\": \"../x\"}", SRC ": name: must be 1-127 characters");
     EXPECT_FAIL("{\"name\": \"\"}", SRC ": name: must be 1-127 characters");
+    EXPECT_FAIL("{\"name\": \"a\\nb\"}", SRC ": name: must be 1-127 characters", "got a string (\"a?b\")");
     char json[300];
     snprintf(json, sizeof json, "{\"name\": \"%0128d\"}", 0);
     EXPECT_FAIL(json, SRC ": name: must be 1-127 characters");

@@ -13,6 +13,7 @@
 #include "attnlab/train/optim.h"
 #include "attnlab/train/progress.h"
 
+#include <cJSON.h>
 #include <cblas.h>
 #include <errno.h>
 #include <signal.h>
@@ -145,26 +146,37 @@ static long peak_rss_kb(void) {
 
 static int write_summary(Run *r, int stopped_early, double wall_s, long steps_this_sitting,
                          double train_s_this_sitting, AlError *err) {
-    char path[CFG_PATH_MAX + 32], text[2048];
     const EvalResult *e = &r->last_eval;
-    double ms_per_step = steps_this_sitting ? 1000.0 * train_s_this_sitting / steps_this_sitting : 0;
-    char target[96] = "null, \"steps_to_1pct_error\": null";
-    if (r->st.target_step >= 0)
-        snprintf(target, sizeof target, "%.3f, \"steps_to_1pct_error\": %ld", r->st.target_elapsed_s,
-                 r->st.target_step);
-    snprintf(text, sizeof text,
-             "{\n  \"name\": \"%s\",\n  \"steps\": %ld,\n  \"stopped_early\": %s,\n"
-             "  \"test_loss\": %.6g,\n  \"test_token_acc\": %.6g,\n  \"test_token_error\": %.6g,\n"
-             "  \"test_seq_acc\": %.6g,\n  \"test_sequences\": %d,\n  \"train_sequences\": %d,\n"
-             "  \"distinct_train_sequences\": %d,\n  \"n_params\": %ld,\n"
-             "  \"train_seconds\": %.3f,\n  \"wall_seconds_this_sitting\": %.3f,\n  \"ms_per_step\": %.4f,\n"
-             "  \"seconds_to_1pct_error\": %s,\n  \"blas_threads\": %d,\n  \"peak_rss_mb\": %.1f\n}\n",
-             r->cfg.name, r->st.step, stopped_early ? "true" : "false", e->loss, e->token_acc,
-             1 - e->token_acc, e->seq_acc, r->data.test.n, r->data.train.n, r->data.n_distinct_train,
-             r->model->params.total, r->st.elapsed_s, wall_s, ms_per_step, target, r->threads,
-             peak_rss_kb() / 1024.0);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", r->cfg.name);
+    cJSON_AddNumberToObject(j, "steps", (double)r->st.step);
+    cJSON_AddBoolToObject(j, "stopped_early", stopped_early);
+    cJSON_AddNumberToObject(j, "test_loss", e->loss);
+    cJSON_AddNumberToObject(j, "test_token_acc", e->token_acc);
+    cJSON_AddNumberToObject(j, "test_token_error", 1 - e->token_acc);
+    cJSON_AddNumberToObject(j, "test_seq_acc", e->seq_acc);
+    cJSON_AddNumberToObject(j, "test_sequences", r->data.test.n);
+    cJSON_AddNumberToObject(j, "train_sequences", r->data.train.n);
+    cJSON_AddNumberToObject(j, "distinct_train_sequences", r->data.n_distinct_train);
+    cJSON_AddNumberToObject(j, "n_params", (double)r->model->params.total);
+    cJSON_AddNumberToObject(j, "train_seconds", r->st.elapsed_s);
+    cJSON_AddNumberToObject(j, "wall_seconds_this_sitting", wall_s);
+    cJSON_AddNumberToObject(j, "ms_per_step", steps_this_sitting ? 1000.0 * train_s_this_sitting / steps_this_sitting : 0);
+    if (r->st.target_step >= 0) {
+        cJSON_AddNumberToObject(j, "seconds_to_1pct_error", r->st.target_elapsed_s);
+        cJSON_AddNumberToObject(j, "steps_to_1pct_error", (double)r->st.target_step);
+    } else {
+        cJSON_AddNullToObject(j, "seconds_to_1pct_error");
+        cJSON_AddNullToObject(j, "steps_to_1pct_error");
+    }
+    cJSON_AddNumberToObject(j, "blas_threads", r->threads);
+    cJSON_AddNumberToObject(j, "peak_rss_mb", peak_rss_kb() / 1024.0);
+    char *text = cJSON_Print(j), path[CFG_PATH_MAX + 32];
+    cJSON_Delete(j);
     join(path, sizeof path, r->dir, "summary.json");
-    return write_text_atomic(path, text, err);
+    int rc = write_text_atomic(path, text, err);
+    free(text);
+    return rc;
 }
 
 static int setup(Run *r, const TrainOptions *opt, AlError *err) {
