@@ -84,7 +84,7 @@ static void test_defaults(void) {
     const CfgModel *m = &c.model;
     CHECK(m->d_model == 64 && m->n_layers == 1 && m->n_heads == 1 && m->mlp_ratio == 4, "model sizes");
     CHECK(m->activation == ACT_GELU_TANH && m->positional == POS_NONE && !m->embed_layernorm, "model kinds");
-    CHECK(m->dropout == 0.0f && m->ln_eps == 1e-5f && m->init_std == 0.02f, "model floats");
+    CHECK(m->dropout == 0.0f && m->ln_eps == 1e-5f && m->init == INIT_TORCH && m->init_std == 0.02f, "model floats");
     CHECK(m->attention.type == ATTN_SOFTMAX && m->attention.score == SCORE_UNIT_NORM &&
           m->attention.beta == 1.0f && !m->attention.causal, "attention defaults");
     const CfgTrain *t = &c.train;
@@ -118,7 +118,7 @@ static void test_round_trip(void) {
         " \"task\": {\"seq_len\": 64, \"modulus\": 101, \"train_size\": 123},"
         " \"model\": {\"d_model\": 96, \"n_layers\": 3, \"n_heads\": 6, \"mlp_ratio\": 2,"
         "   \"activation\": \"gelu_erf\", \"positional\": \"sinusoidal\", \"embed_layernorm\": true,"
-        "   \"dropout\": 0.1, \"ln_eps\": 1.2345678e-6, \"init_std\": 0.0173,"
+        "   \"dropout\": 0.1, \"ln_eps\": 1.2345678e-6, \"init\": \"normal\", \"init_std\": 0.0173,"
         "   \"attention\": {\"score\": \"dot\", \"beta\": 3.3333333, \"causal\": true}},"
         " \"train\": {\"optimizer\": \"adamw\", \"lr\": 3e-4, \"beta1\": 0.85, \"beta2\": 0.98, \"eps\": 1e-7,"
         "   \"weight_decay\": 0.01, \"schedule\": \"warmup_cosine\", \"warmup_steps\": 50, \"min_lr\": 1e-5,"
@@ -151,6 +151,8 @@ static void test_to_json_format(void) {
     CHECK(contains(js, "\n    \"attention\": {\n      \"type\": \"softmax\",\n      \"score\": \"unit_norm\","),
           "nested objects indented:\n%s", js);
     CHECK(contains(js, "\"stop_at_error\": -1,") && contains(js, "\"embed_layernorm\": false,"), "values:\n%s", js);
+    CHECK(contains(js, "\"init\": \"torch\",") && !contains(js, "init_std"),
+          "a key that does not apply (init_std under init \"torch\") is not printed:\n%s", js);
     size_t n = strlen(js);
     CHECK(n > 2 && !strcmp(js + n - 3, "\n}\n"), "ends with a newline");
     free(js);
@@ -250,6 +252,23 @@ static void test_unknown_keys(void) {
     EXPECT_FAIL("{\"xyzzy\": 1}", "unknown key 'xyzzy' (valid top-level keys: name, seed, task, model, train, eval)");
     EXPECT_FAIL("{\"model.d_model\": 8}",
                 SRC ": key 'model.d_model' must be nested in a file: {\"model\": {\"d_model\": ...}}");
+}
+
+/* Keys that exist only for some values of an earlier enum key (task keys per
+ * task.type; model.init_std only for model.init "normal"). */
+static void test_conditional_keys(void) {
+    EXPECT_FAIL("{\"model\": {\"init_std\": 0.05}}",
+                SRC ": model.init_std: not valid for model.init \"torch\" (only for \"normal\")");
+    Config c = parse_ok("{\"model\": {\"init_std\": 0.05, \"init\": \"normal\"}}");   /* order-independent */
+    CHECK(c.model.init == INIT_NORMAL && c.model.init_std == 0.05f, "init_std read under init normal");
+    char *js = cfg_to_json(&c);
+    CHECK(contains(js, "\"init\": \"normal\",\n    \"init_std\": 0.05,"), "init_std printed:\n%s", js);
+    free(js);
+    EXPECT_SET_FAIL("model.init_std=0.1", "--set model.init_std=0.1: model.init_std: not valid for model.init \"torch\"");
+    AlError e = { 0 };
+    cfg_defaults(&c);
+    int rc = cfg_set(&c, "model={\"init\": \"normal\", \"init_std\": 0.1}", &e);
+    CHECK(rc == 0 && c.model.init_std == 0.1f, "object override sets both: %s", e.msg);
 }
 
 static void test_duplicate_keys(void) {
@@ -435,6 +454,7 @@ int main(void) {
     test_syntax_errors();
     test_file_errors();
     test_unknown_keys();
+    test_conditional_keys();
     test_duplicate_keys();
     test_type_errors();
     test_range_errors();

@@ -72,17 +72,23 @@ static int sync_dir(const char *path, AlError *err) {
     return rc;
 }
 
+/* errno after a failed stdio call; stdio need not set it, so never report "Success". */
+static int io_errno(void) { return errno ? errno : EIO; }
+
 /* Writes every chunk to the already-open temp file and closes it, checking each
  * step.  Returns 0 or the errno of the first failure (the file is closed either way). */
 static int write_chunks(FILE *f, const void *const *chunks, const size_t *sizes, int n) {
     int e = 0;
     for (int i = 0; i < n && !e; i++) {
         AL_ASSERT(sizes[i] == 0 || chunks[i] != NULL);
-        if (sizes[i] && fwrite(chunks[i], 1, sizes[i], f) != sizes[i]) e = errno ? errno : EIO;
+        errno = 0;
+        if (sizes[i] && fwrite(chunks[i], 1, sizes[i], f) != sizes[i]) e = io_errno();
     }
-    if (!e && fflush(f) != 0) e = errno ? errno : EIO;
-    if (!e && fsync(fileno(f)) != 0) e = errno;
-    if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+    errno = 0;
+    if (!e && fflush(f) != 0) e = io_errno();
+    if (!e && fsync(fileno(f)) != 0) e = io_errno();
+    errno = 0;
+    if (fclose(f) != 0 && !e) e = io_errno();
     return e;
 }
 
@@ -96,9 +102,8 @@ int atomic_write(const char *path, const void *const *chunks, const size_t *size
     errno = 0;
     FILE *f = fopen(tmp, "wbx");
     if (!f) {
-        rc = fail_create(err, path, errno ? errno : EIO);
+        rc = fail_create(err, path, io_errno());
     } else {
-        errno = 0;
         int e = write_chunks(f, chunks, sizes, n_chunks);
         if (e) rc = fail(err, path, "", e);
         else if (rename(tmp, path) != 0)

@@ -64,6 +64,7 @@ _Static_assert(sizeof(CfgPositional) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgAttentionType) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgScore) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgActivation) == sizeof(int), "enum size");
+_Static_assert(sizeof(CfgInit) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgSchedule) == sizeof(int), "enum size");
 
 /* Names are indexed by the enum value (designated), so reordering an enum in
@@ -76,6 +77,7 @@ static const char *const cfg_score_names[] = {
     [SCORE_DOT] = "dot", [SCORE_UNIT_NORM] = "unit_norm", NULL };
 static const char *const cfg_act_names[] = {
     [ACT_GELU_TANH] = "gelu_tanh", [ACT_GELU_ERF] = "gelu_erf", NULL };
+static const char *const cfg_init_names[] = { [INIT_TORCH] = "torch", [INIT_NORMAL] = "normal", NULL };
 static const char *const cfg_sched_names[] = {
     [SCHED_CONSTANT] = "constant", [SCHED_WARMUP_LINEAR] = "warmup_linear",
     [SCHED_WARMUP_COSINE] = "warmup_cosine", NULL };
@@ -87,7 +89,8 @@ static const char *const cfg_optim_names[] = { "adam", "adamw", NULL };
 #define LE(b)        .min = -INFINITY, .max = (b)
 #define IN(a, b)     .min = (a), .max = (b)                /* [a, b] */
 #define IN_HALF(a, b) .min = (a), .max = (b), .hi_open = 1 /* [a, b) */
-#define ONLY_FOR_TASKS(mask) .when = "task.type", .when_mask = (mask)
+#define ONLY_WHEN(key, mask) .when = (key), .when_mask = (mask)   /* key: an earlier ENUM row */
+#define ONLY_FOR_TASKS(mask) ONLY_WHEN("task.type", mask)
 #define MATCH2       (1u << TASK_MATCH2)
 #define SEED_MAX     9007199254740992.0   /* 2^53: larger JSON numbers lose digits */
 
@@ -126,7 +129,10 @@ static const CfgKey cfg_keys[] = {
       .doc = "dropout on embeddings, attention output and MLP output" },
     { "model.ln_eps", CFG_FLOAT, AT(model.ln_eps), GT(0), .def = 1e-5,
       .doc = "LayerNorm epsilon" },
+    { "model.init", CFG_ENUM, AT(model.init), .names = cfg_init_names, .def = INIT_TORCH,
+      .doc = "torch: PyTorch's default init; normal: N(0, init_std), GPT-2 style" },
     { "model.init_std", CFG_FLOAT, AT(model.init_std), GT(0), .def = 0.02,
+      ONLY_WHEN("model.init", 1u << INIT_NORMAL),
       .doc = "std of the normal init of embeddings and weight matrices" },
 
     { "model.attention", CFG_OBJECT, .doc = "the attention mechanism" },
