@@ -7,6 +7,7 @@
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
  * 130/143 interrupted (a checkpoint was saved first). */
 #include "attnlab/train/bench.h"
+#include "attnlab/train/config.h"
 #include "attnlab/train/trainer.h"
 
 #include <stdio.h>
@@ -23,6 +24,7 @@ static void usage(FILE *f) {
         "  ./train CONFIG.json [options]   train as the config says; results in results/<name>/\n"
         "  ./train bench [--steps N]       time training steps against sgemm (see bench/README.md)\n"
         "  ./train --help                  this text\n"
+        "  ./train --help-config           every config key: type, range, default, meaning\n"
         "\n"
         "options:\n"
         "  --set key.path=value   override one config value, e.g. --set train.lr=0.003\n"
@@ -88,6 +90,12 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--help-config")) {
+        char *help = cfg_help();
+        fputs(help, stdout);
+        free(help);
         return 0;
     }
     if (!strcmp(argv[1], "bench")) {
