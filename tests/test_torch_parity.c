@@ -199,7 +199,7 @@ static void check_case(const char *root, const Case *c, uint64_t seed) {
     arena_free(&arena);
     free(json);
     model_free(m);
-    if (!getenv("KEEP")) remove_run_dir(dir); else printf("kept %s\n", dir);
+    remove_run_dir(dir);
 }
 
 /* The folder at or above the working directory that holds SCRIPT, into root. */

@@ -118,16 +118,19 @@ Tensor *ad_mean(Tape *t, Tensor *a) { return reduce(t, OP_MEAN, a); }
 typedef struct ValDer { float y, d; } ValDer;
 typedef enum Act { ACT_GELU_TANH, ACT_GELU_ERF, ACT_ELU, ACT_RELU } Act;
 
+/* Both GeLU forms clamp x to ±15 where it feeds the curve: beyond, the result is
+ * x·1 or x·0 and the derivative exactly 1 or 0 in float, and the clamp keeps x³,
+ * x² finite, so every finite x gives a finite y and d, and d(±inf) is the limit.
+ * y(−inf) is NaN (−inf·0), as in PyTorch. */
+static inline float gelu_clamp(float x) { return x < -15.0f ? -15.0f : x > 15.0f ? 15.0f : x; }
+
 /* GeLU, tanh form: 0.5·x·(1 + tanh u), u = √(2/π)·(x + 0.044715x³).  Since
  * 1 + tanh u = 2σ(2u), σ(z) = 1/(1 + e^−z), this is x·σ(2u): one exp instead of a
  * tanh, and no cancellation of 1 + tanh u for x ≪ 0.  The derivative reuses σ:
- *   d = σ + x·σ·(1 − σ)·(2u)′,   1 − σ = e^−2u·σ.
- * x is clamped to ±15 inside u: there σ is already exactly 0 or 1 in float, and
- * the clamp keeps x³ finite, so every finite x gives a finite y and d. */
+ *   d = σ + x·σ·(1 − σ)·(2u)′,   1 − σ = e^−2u·σ. */
 static inline ValDer gelu_tanh(float x) {
     const float k = 2.0f * 0.7978845608f;  /* 2·√(2/π) */
-    float xc = x < -15.0f ? -15.0f : x > 15.0f ? 15.0f : x;
-    float x2 = xc * xc;
+    float xc = gelu_clamp(x), x2 = xc * xc;
     float e = fm_exp(-k * xc * FM_FMA(0.044715f, x2, 1.0f));
     float s = 1.0f / (1.0f + e);
     /* e·σ when σ ≥ 1/2 (then e ≤ 1); 1 − σ otherwise, where e may be inf. */
@@ -140,9 +143,10 @@ static inline ValDer gelu_tanh(float x) {
  * d = Φ(x) + x·φ(x), φ the standard normal density.  erfcf is a libm call: this
  * variant is the reference, the tanh form is the fast one. */
 static inline ValDer gelu_erf(float x) {
-    float cdf = 0.5f * erfcf(-x * 0.70710678f);
-    float pdf = 0.39894228f * fm_exp(-0.5f * x * x);
-    return (ValDer){ x * cdf, FM_FMA(x, pdf, cdf) };
+    float xc = gelu_clamp(x);
+    float cdf = 0.5f * erfcf(-xc * 0.70710678f);
+    float pdf = 0.39894228f * fm_exp(-0.5f * xc * xc);
+    return (ValDer){ x * cdf, FM_FMA(xc, pdf, cdf) };
 }
 
 /* ELU, alpha 1: x for x > 0, e^x − 1 otherwise; derivative 1 or e^x (both 1 at 0). */

@@ -86,23 +86,24 @@ static inline float fm_expm1(float x) {
     float small = FM_FMA(p * x, x, x);
     /* Elsewhere |e^x − 1| ≥ 0.5, so the subtraction loses at most one bit. */
     float big = fm_exp(x) - 1.0f;
-    return fabsf(x) < 0.693147f ? small : big;
+    /* e^x − 1 has the sign of x; copysign also keeps −0 (x + x²·p would give +0). */
+    return copysignf(fabsf(x) < 0.693147f ? small : big, x);
 }
 
-/* tanh x. */
+/* tanh x, computed for |x| and given x's sign (tanh is odd; this keeps −0 too). */
 static inline float fm_tanh(float x) {
-    /* |x| < 0.625: odd polynomial (Cephes tanhf), where 1 − 2/(e^2x + 1) would cancel. */
-    float z = x * x;
+    float a = fabsf(x);
+    /* |x| < 0.625: odd polynomial (Cephes tanhf), where 1 − 2/(e^2a + 1) would cancel. */
+    float z = a * a;
     float p = -5.70498872745e-3f;
     p = FM_FMA(p, z, 2.06390887954e-2f);
     p = FM_FMA(p, z, -5.37397155531e-2f);
     p = FM_FMA(p, z, 1.33314422036e-1f);
     p = FM_FMA(p, z, -3.33332819422e-1f);
-    float small = FM_FMA(p * z, x, x);
-    /* Otherwise 1 − 2/(e^{2|x|} + 1): once e^{2|x|} overflows to inf this is 1 exactly. */
-    float a = fabsf(x);
-    float big = copysignf(1.0f - 2.0f / (fm_exp(2.0f * a) + 1.0f), x);
-    return a < 0.625f ? small : big;
+    float small = FM_FMA(p * z, a, a);
+    /* Otherwise 1 − 2/(e^2a + 1): once e^2a overflows to inf this is 1 exactly. */
+    float big = 1.0f - 2.0f / (fm_exp(2.0f * a) + 1.0f);
+    return copysignf(a < 0.625f ? small : big, x);
 }
 
 /* Row reductions.  FM_LANES independent partial results, combined at the end. */
@@ -130,8 +131,7 @@ static inline float fm_dot(const float *x, const float *y, long n) {
     return s;
 }
 
-/* Maximum; −inf for n = 0.  NaNs are skipped unless every entry is NaN... no:
- * a NaN never replaces a number, so it is ignored (callers feed finite or −inf). */
+/* Maximum; −inf for n = 0.  A NaN never wins a comparison, so it is skipped. */
 static inline float fm_max(const float *x, long n) {
     float acc[FM_LANES];
     for (int j = 0; j < FM_LANES; j++) acc[j] = -INFINITY;
