@@ -110,7 +110,7 @@ class Attention(nn.Module):
         d, a = mc["d_model"], mc["attention"]
         self.n_heads = mc["n_heads"]
         self.unit_norm = a["score"] == "unit_norm"
-        self.scale = f32(a["beta"]) if self.unit_norm else 1.0 / math.sqrt(d // self.n_heads)
+        self.scale = f32(a["beta"] if self.unit_norm else 1.0 / math.sqrt(d // self.n_heads))
         self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
 
     def forward(self, h, mask):
@@ -154,11 +154,24 @@ class Block(nn.Module):
         return x + self.drop(self.mlp(self.ln2(x)))
 
 
+SUPPORTED = {"attention.type": ("softmax",), "attention.score": ("dot", "unit_norm"),
+             "positional": ("none", "learned", "sinusoidal"), "activation": ("gelu_tanh", "gelu_erf")}
+
+
+def check_supported(mc):
+    """Refuses a config this reference would not reproduce exactly."""
+    for key, known in SUPPORTED.items():
+        value = mc["attention"][key.split(".")[1]] if key.startswith("attention.") else mc[key]
+        if value not in known:
+            raise ValueError(f"torch_reference: model.{key} = '{value}' is not implemented here")
+
+
 class Transformer(nn.Module):
     """mc: the "model" section of an attnlab config (every key present)."""
 
     def __init__(self, mc, vocab_size, n_classes, max_len):
         super().__init__()
+        check_supported(mc)
         d = mc["d_model"]
         self.causal = mc["attention"]["causal"]
         self.positional = mc["positional"]

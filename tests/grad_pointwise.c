@@ -21,7 +21,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 static GcTol pw_tol(OpKind op) {
     switch (op) {

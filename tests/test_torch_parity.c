@@ -120,18 +120,24 @@ static int write_data(const char *path, const Model *m, const int *tokens, const
     return rc;
 }
 
-/* Runs the parity check; returns its exit status (−1 if it did not exit), its
- * output (echoed) in out. */
+/* Runs the parity check; returns its exit status (−1 if it did not exit) and the
+ * start of its output (echoed) in out. */
 static int run_parity(const char *root, const char *dir, char *out, size_t n) {
     char cmd[3 * PATH_MAX];
     snprintf(cmd, sizeof cmd, PYTHON " '%s/" SCRIPT "' parity --model '%s/model.safetensors' "
              "--data '%s/data.safetensors' 2>&1", root, dir, dir);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
-    size_t len = fread(out, 1, n - 1, p);
+    size_t len = 0, got;
+    char chunk[4096];
+    while ((got = fread(chunk, 1, sizeof chunk, p)) > 0) {   /* drain all, keep what fits */
+        fwrite(chunk, 1, got, stdout);
+        size_t keep = got < n - 1 - len ? got : n - 1 - len;
+        memcpy(out + len, chunk, keep);
+        len += keep;
+    }
     out[len] = '\0';
     int status = pclose(p);
-    fputs(out, stdout);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

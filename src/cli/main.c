@@ -1,7 +1,7 @@
 /* main.c — the attnlab command line (run through the ./train launcher).
  *
  *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume] [--quiet]
- *   ./train bench [--steps N] [--threads N]
+ *   ./train bench [--rounds N]
  *   ./train --help
  *
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
@@ -22,7 +22,7 @@ static void usage(FILE *f) {
         "\n"
         "usage:\n"
         "  ./train CONFIG.json [options]   train as the config says; results in results/<name>/\n"
-        "  ./train bench [--steps N]       time training steps against sgemm (see bench/README.md)\n"
+        "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train --help                  this text\n"
         "  ./train --help-config           every config key: type, range, default, meaning\n"
         "\n"
