@@ -1,6 +1,6 @@
 # bootstrap.sh — sourced by ./train and ./tests/run (POSIX sh).
 #
-# attnlab_bootstrap [extra optional packages…]
+# attnlab_bootstrap ROOT [extra optional packages…]   (ROOT: the repository folder)
 #   1. finds what the build needs (cmake, a C compiler, make, pkg-config,
 #      OpenBLAS and cJSON development files); when something is missing it
 #      installs the Debian packages if we are root, else prints the exact
@@ -38,7 +38,8 @@ ab_apt_install() {
 ab_is_root() { [ "$(id -u)" = 0 ]; }
 
 attnlab_bootstrap() {
-    ab_root=$(cd "$(dirname "$0")" && while [ ! -f CMakeLists.txt ] && [ "$PWD" != / ]; do cd ..; done && pwd)
+    ab_root=$1
+    shift
     need=$(ab_missing_packages)
     optional=""
     for pkg in "$@"; do
