@@ -16,6 +16,8 @@ int grad_cases_gather(OpKind op, int *n_cases);     /* embedding reshape split_h
 int grad_cases_norm(OpKind op, int *n_cases);       /* layernorm l2norm */
 int grad_cases_softmax(OpKind op, int *n_cases);    /* softmax cross_entropy */
 int grad_cases_attention(OpKind op, int *n_cases);  /* attention */
+int grad_cases_efficient(OpKind op, int *n_cases);  /* linear_attention sparse_attention */
+int grad_cases_lstm(OpKind op, int *n_cases);       /* lstm */
 
 /* Helper for groups: runs the normal check and (if check_fault) the fault check;
  * returns the number of failures (0, 1 or 2). */

@@ -85,8 +85,10 @@ static void test_defaults(void) {
     CHECK(m->d_model == 64 && m->n_layers == 1 && m->n_heads == 1 && m->mlp_ratio == 4, "model sizes");
     CHECK(m->activation == ACT_GELU_TANH && m->positional == POS_NONE && !m->embed_layernorm, "model kinds");
     CHECK(m->dropout == 0.0f && m->ln_eps == 1e-5f && m->init == INIT_TORCH && m->init_std == 0.02f, "model floats");
-    CHECK(m->attention.type == ATTN_SOFTMAX && m->attention.score == SCORE_UNIT_NORM &&
+    CHECK(m->type == MODEL_TRANSFORMER && m->attention.type == ATTN_SOFTMAX && m->attention.score == SCORE_DOT &&
           m->attention.beta == 1.0f && !m->attention.causal, "attention defaults");
+    CHECK(m->attention.feature == FEAT_ELU1 && m->attention.eps == 1e-6f && m->attention.block == 0 &&
+          m->attention.local_blocks == 1 && m->attention.summary == 1, "efficient-attention defaults");
     const CfgTrain *t = &c.train;
     CHECK(!strcmp(t->optimizer, "adam") && t->lr == 1e-3f && t->beta1 == 0.9f && t->beta2 == 0.999f &&
           t->eps == 1e-8f && t->weight_decay == 0.0f, "optimizer defaults");
@@ -148,7 +150,7 @@ static void test_to_json_format(void) {
     char *js = cfg_to_json(&d);
     CHECK(starts_with(js, "{\n  \"name\": \"run\",\n  \"seed\": 1,\n  \"task\": {\n    \"type\": \"match2\",\n"),
           "schema order, 2-space indent:\n%s", js);
-    CHECK(contains(js, "\n    \"attention\": {\n      \"type\": \"softmax\",\n      \"score\": \"unit_norm\","),
+    CHECK(contains(js, "\n    \"attention\": {\n      \"type\": \"softmax\",\n      \"score\": \"dot\","),
           "nested objects indented:\n%s", js);
     CHECK(contains(js, "\"stop_at_error\": -1,") && contains(js, "\"embed_layernorm\": false,"), "values:\n%s", js);
     CHECK(contains(js, "\"init\": \"torch\",") && !contains(js, "init_std"),
@@ -248,7 +250,7 @@ static void test_unknown_keys(void) {
     EXPECT_FAIL("{\"train\": {\"warmup\": 2}}", "unknown key 'train.warmup' (did you mean 'train.warmup_steps'?)");
     EXPECT_FAIL("{\"lr\": 0.1}", "unknown key 'lr' (did you mean 'train.lr'?)");   /* right name, wrong level */
     EXPECT_FAIL("{\"model\": {\"zzz\": 1}}",
-                "unknown key 'model.zzz' (valid keys under 'model': d_model, n_layers,", "attention)");
+                "unknown key 'model.zzz' (valid keys under 'model': type, d_model, n_layers,", "attention)");
     EXPECT_FAIL("{\"xyzzy\": 1}", "unknown key 'xyzzy' (valid top-level keys: name, seed, task, model, train, eval)");
     EXPECT_FAIL("{\"model.d_model\": 8}",
                 SRC ": key 'model.d_model' must be nested in a file: {\"model\": {\"d_model\": ...}}");
@@ -295,7 +297,14 @@ static void test_type_errors(void) {
     EXPECT_FAIL("{\"train\": {\"optimizer\": \"sgd\"}}",
                 SRC ": train.optimizer: expected one of \"adam\", \"adamw\"; got \"sgd\"");
     EXPECT_FAIL("{\"train\": {\"schedule\": \"cosine\"}}", "(did you mean \"warmup_cosine\"?)");
-    EXPECT_FAIL("{\"task\": {\"type\": \"copy\"}}", SRC ": task.type: expected one of \"match2\"; got \"copy\"");
+    EXPECT_FAIL("{\"task\": {\"type\": \"copy\"}}",
+                SRC ": task.type: expected one of \"match2\", \"khop\", \"index_lookup\", \"arith\"; got \"copy\"");
+    EXPECT_FAIL("{\"task\": {\"type\": \"khop\", \"modulus\": 5}}", SRC ": task.modulus: not valid for task.type \"khop\"");
+    EXPECT_FAIL("{\"task\": {\"type\": \"khop\", \"min_hops\": 3, \"max_hops\": 2}}",
+                SRC ": task.min_hops (3) must be <= task.max_hops (2)");
+    EXPECT_FAIL("{\"task\": {\"type\": \"index_lookup\", \"seq_len\": 8}}",
+                SRC ": task.min_len (10) must be <= task.seq_len (8)");
+    EXPECT_FAIL("{\"task\": {\"train_size\": 0}}", SRC ": task.train_size must be >= 1 for task.type \"match2\"");
     EXPECT_FAIL("{\"name\": 5}", SRC ": name: expected a string, got 5");
     EXPECT_FAIL("{\"model\": 5}", SRC ": model: expected an object, got 5");
     EXPECT_FAIL("{\"model\": {\"attention\": \"softmax\"}}",
@@ -348,6 +357,19 @@ static void test_consistency_errors(void) {
     EXPECT_FAIL("{\"train\": {\"min_lr\": 0.0001}}",
                 SRC ": train.min_lr (0.0001) has no effect with train.schedule \"constant\"");
     EXPECT_FAIL("{\"task\": {\"modulus\": 2}}", SRC ": task.modulus must be >= 3 for task.type \"match2\", got 2");
+    EXPECT_FAIL("{\"model\": {\"attention\": {\"type\": \"sparse\"}}}",
+                SRC ": model.attention.type \"sparse\" is causal by definition");
+    EXPECT_FAIL("{\"model\": {\"attention\": {\"type\": \"sparse\", \"causal\": true, \"block\": 4, \"summary\": 5}}}",
+                SRC ": model.attention.summary (5) must be <= model.attention.block (4)");
+    /* Keys of another model type or attention type are reported, not ignored. */
+    EXPECT_FAIL("{\"model\": {\"type\": \"lstm\", \"n_heads\": 2}}",
+                SRC ": model.n_heads: not valid for model.type \"lstm\"");
+    EXPECT_FAIL("{\"model\": {\"attention\": {\"feature\": \"relu\"}}}",
+                SRC ": model.attention.feature: not valid for model.attention.type \"softmax\"");
+    Config l = parse_ok("{\"model\": {\"type\": \"lstm\", \"d_model\": 60}}");
+    CHECK(l.model.type == MODEL_LSTM && l.model.d_model == 60, "lstm ignores the head-divisibility rule");
+    Config s = parse_ok("{\"model\": {\"attention\": {\"type\": \"linear\", \"feature\": \"identity\"}}}");
+    CHECK(s.model.attention.type == ATTN_LINEAR && s.model.attention.feature == FEAT_IDENTITY, "linear attention keys");
     /* Key order does not matter: n_heads may come before d_model. */
     Config c = parse_ok("{\"model\": {\"n_heads\": 8, \"d_model\": 64}, "
                         "\"train\": {\"steps\": 10, \"warmup_steps\": 10, \"schedule\": \"warmup_linear\"}}");

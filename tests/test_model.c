@@ -6,7 +6,7 @@
  * cross-entropy loss is compared with central differences. */
 #include "check.h"
 #include "gradcheck.h"
-#include "attnlab/nn/transformer.h"
+#include "attnlab/nn/model.h"
 
 #include <stdio.h>
 

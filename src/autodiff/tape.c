@@ -16,7 +16,8 @@ static const char *const OP_NAMES[OP_COUNT] = {
     [OP_L2NORM] = "l2norm",         [OP_RESHAPE] = "reshape",
     [OP_SPLIT_HEADS] = "split_heads", [OP_MERGE_HEADS] = "merge_heads",
     [OP_CROSS_ENTROPY] = "cross_entropy", [OP_DROPOUT] = "dropout",
-    [OP_ATTENTION] = "attention",
+    [OP_ATTENTION] = "attention",   [OP_LINEAR_ATTENTION] = "linear_attention",
+    [OP_SPARSE_ATTENTION] = "sparse_attention", [OP_LSTM] = "lstm",
 };
 
 const char *op_name(OpKind op) {

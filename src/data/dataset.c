@@ -8,6 +8,7 @@
 void dataset_alloc(Dataset *d, int n, int seq_len, int vocab_size, int n_classes) {
     AL_ASSERT(n >= 0 && seq_len >= 1);
     size_t cells = (size_t)n * (size_t)seq_len;
+    memset(d, 0, sizeof *d);
     d->n = n;
     d->seq_len = seq_len;
     d->vocab_size = vocab_size;
@@ -16,9 +17,15 @@ void dataset_alloc(Dataset *d, int n, int seq_len, int vocab_size, int n_classes
     d->targets = al_calloc(cells, sizeof(int));
 }
 
+void dataset_alloc_info(Dataset *d) {
+    AL_ASSERT(!d->info);
+    d->info = al_calloc((size_t)(d->n ? d->n : 1), sizeof *d->info);
+}
+
 void dataset_free(Dataset *d) {
     free(d->tokens);
     free(d->targets);
+    free(d->info);
     memset(d, 0, sizeof *d);
 }
 
@@ -45,6 +52,11 @@ void dataset_shuffle_rows(Dataset *d, Rng *rng) {
         if (j == i) continue;
         swap_ints(dataset_tokens(d, i), dataset_tokens(d, j), tmp, bytes);
         swap_ints(dataset_targets(d, i), dataset_targets(d, j), tmp, bytes);
+        if (d->info) {
+            RowInfo t = d->info[i];
+            d->info[i] = d->info[j];
+            d->info[j] = t;
+        }
     }
     free(tmp);
 }

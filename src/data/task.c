@@ -6,6 +6,79 @@
 #include <stdio.h>
 #include <string.h>
 
+/* ---- adapters: each task's sampler behind TaskGen.sample ----------------------------- */
+
+static void khop_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
+    const KhopTask *k = g->params;
+    khop_sample(&k->p, rng, split == SPLIT_TEST ? k->test_hops : -1, ex);
+}
+
+static int khop_generator(const CfgTask *t, TaskData *td, AlError *err) {
+    KhopTask *k = &td->params.khop;
+    k->p = (KhopParams){ t->alphabet, t->seq_len, t->min_hops, t->max_hops };
+    k->test_hops = t->test_hops;
+    if (khop_check(&k->p, err)) return err->code;
+    TaskGen *g = &td->gen;
+    *g = (TaskGen){ .name = "khop", .vocab_size = khop_vocab_size(&k->p), .n_classes = khop_n_classes(&k->p),
+                    .max_len = khop_max_len(&k->p), .sample = khop_task_sample, .params = k };
+    /* One metrics group per hop count: error per hop is the figure the papers report
+     * (hop counts past the table share no group and are only in the totals). */
+    static const char *const HOPS[TASKGEN_MAX_GROUPS] = {
+        "hops_0", "hops_1", "hops_2", "hops_3", "hops_4", "hops_5", "hops_6", "hops_7",
+        "hops_8", "hops_9", "hops_10", "hops_11", "hops_12", "hops_13", "hops_14", "hops_15" };
+    int top = t->max_hops > t->test_hops ? t->max_hops : t->test_hops;
+    g->n_groups = top < TASKGEN_MAX_GROUPS ? top + 1 : 0;
+    for (int h = 0; h < g->n_groups; h++) g->group_names[h] = HOPS[h];
+    return 0;
+}
+
+static void idx_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
+    const IdxParams *p = g->params;
+    idx_sample(p, rng, split == SPLIT_TEST ? p->max_len : 0, ex);   /* tests at length exactly N */
+}
+
+static int idx_generator(const CfgTask *t, TaskData *td, AlError *err) {
+    IdxParams *p = &td->params.idx;
+    *p = (IdxParams){ t->alphabet, t->seq_len, t->min_len };
+    if (idx_check(p, err)) return err->code;
+    td->gen = (TaskGen){ .name = "index_lookup", .vocab_size = idx_vocab_size(p), .n_classes = idx_n_classes(p),
+                         .max_len = idx_max_len(p), .sample = idx_task_sample, .params = p };
+    return 0;
+}
+
+static void arith_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
+    (void)split;
+    arith_sample(g->params, rng, ex);
+}
+
+static int arith_task_answer(const TaskGen *g, const int *tokens, int len, int *start, int *alen) {
+    return arith_extract_answer(g->params, tokens, len, start, alen);
+}
+
+static int arith_generator(const CfgTask *t, TaskData *td, AlError *err) {
+    ArithParams *p = &td->params.arith;
+    *p = (ArithParams){ t->n_ops, t->modulus, t->direct };
+    if (arith_check(p, err)) return err->code;
+    /* The prompt is the key: a test problem never appears in training, even with
+     * another chain of thought (stricter than the public code below 5 operators). */
+    td->gen = (TaskGen){ .name = "arith", .vocab_size = arith_vocab_size(p), .n_classes = arith_vocab_size(p),
+                         .max_len = arith_max_len(p), .pad_id = ARITH_PAD, .key_is_prompt = 1,
+                         .eos_id = ARITH_EOS, .sample = arith_task_sample, .extract_answer = arith_task_answer,
+                         .params = p };
+    return 0;
+}
+
+/* The generator of a generated task (every type but match2). */
+static int task_generator(const Config *c, TaskData *td, AlError *err) {
+    switch (c->task.type) {
+    case TASK_KHOP: return khop_generator(&c->task, td, err);
+    case TASK_INDEX_LOOKUP: return idx_generator(&c->task, td, err);
+    case TASK_ARITH: return arith_generator(&c->task, td, err);
+    case TASK_MATCH2: break;
+    }
+    return al_fail(err, 2, "task.type %d has no generator", (int)c->task.type);
+}
+
 static int build_match2(const Config *c, TaskData *td, AlError *err) {
     const CfgTask *t = &c->task;
     Rng train_rng = rng_stream(c->seed, 0x747261696e /* "train" */);
@@ -28,19 +101,46 @@ static int build_match2(const Config *c, TaskData *td, AlError *err) {
     return 0;
 }
 
+/* A generated task: a fixed training set of distinct examples (train_size > 0) or
+ * streaming, and a test set of distinct examples disjoint from the training set. */
+static int build_generated(const Config *c, TaskData *td, AlError *err) {
+    const TaskGen *g = &td->gen;
+    Rng train_rng = rng_stream(c->seed, 0x747261696e /* "train" */);
+    Rng test_rng = rng_stream(c->seed, 0x74657374 /* "test" */);
+    SeqSet keys;
+    seqset_init(&keys, g->max_len, c->task.train_size);
+    int rc = 0;
+    td->streaming = c->task.train_size == 0;
+    if (!td->streaming)
+        rc = taskgen_dataset(g, SPLIT_TRAIN, c->task.train_size, &train_rng, NULL, &keys, &td->train, err);
+    if (!rc) rc = taskgen_dataset(g, SPLIT_TEST, c->eval.test_size, &test_rng, td->streaming ? NULL : &keys,
+                                  NULL, &td->test, err);
+    seqset_free(&keys);
+    if (rc) return rc;
+    td->n_distinct_train = td->train.n;
+    if (td->streaming)
+        snprintf(td->summary, sizeof td->summary, "%s: fresh training batches every step (streaming), "
+                 "%d test examples", g->name, td->test.n);
+    else
+        snprintf(td->summary, sizeof td->summary, "%s: %d distinct training examples, %d test examples "
+                 "disjoint from them", g->name, td->train.n, td->test.n);
+    return 0;
+}
+
 int task_build(const Config *c, TaskData *td, AlError *err) {
     memset(td, 0, sizeof *td);
     int rc = 0;
     switch (c->task.type) {
     case TASK_MATCH2: rc = build_match2(c, td, err); break;
+    default: rc = task_generator(c, td, err) || build_generated(c, td, err); break;
     }
     if (rc) {
         task_free(td);
-        return rc;
+        return err->code;
     }
-    td->vocab_size = td->train.vocab_size;
-    td->n_classes = td->train.n_classes;
-    td->seq_len = td->train.seq_len;
+    td->vocab_size = td->test.vocab_size;
+    td->n_classes = td->test.n_classes;
+    td->seq_len = td->test.seq_len;
     return 0;
 }
 

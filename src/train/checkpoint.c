@@ -54,13 +54,15 @@ static int save_state(const char *dir, const Model *m, const TrainState *st, con
         { "adam.v", 1, {ps->total}, ps->v, ST_F32 },
     };
     MetaBuf mb = {0};
-    char rng[96], samp_rng[96];
+    char rng[96], samp_rng[96], data_rng[96];
     rng_text(rng, sizeof rng, &st->dropout_rng);
+    rng_text(data_rng, sizeof data_rng, &st->data_rng);
     rng_text(samp_rng, sizeof samp_rng, &st->sampler.epoch_rng);
     meta_add(&mb, "format", "%s", STATE_FORMAT);
     meta_add(&mb, "step", "%ld", st->step);
     meta_add(&mb, "elapsed_s", "%a", st->elapsed_s);
     meta_add(&mb, "dropout_rng", "%s", rng);
+    meta_add(&mb, "data_rng", "%s", data_rng);
     meta_add(&mb, "sampler", "%d,%d,%" PRId64 ",%s", st->sampler.n, st->sampler.pos, st->sampler.epoch, samp_rng);
     meta_add(&mb, "loss_sum", "%a", st->loss_sum);
     meta_add(&mb, "loss_count", "%ld", st->loss_count);
@@ -181,6 +183,8 @@ static int read_scalars(const StFile *f, const char *path, TrainState *st, AlErr
     ok &= parse_double(v, &st->elapsed_s);
     if (meta_text(f, "dropout_rng", path, &v, err)) return err->code;
     ok &= parse_rng(v, &st->dropout_rng);
+    if (meta_text(f, "data_rng", path, &v, err)) return err->code;
+    ok &= parse_rng(v, &st->data_rng);
     if (meta_text(f, "loss_sum", path, &v, err)) return err->code;
     ok &= parse_double(v, &st->loss_sum);
     if (meta_text(f, "loss_count", path, &v, err)) return err->code;

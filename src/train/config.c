@@ -69,14 +69,21 @@ _Static_assert(sizeof(CfgSchedule) == sizeof(int), "enum size");
 
 /* Names are indexed by the enum value (designated), so reordering an enum in
  * config.h cannot silently remap names. */
-static const char *const cfg_task_names[] = { [TASK_MATCH2] = "match2", NULL };
+static const char *const cfg_task_names[] = {
+    [TASK_MATCH2] = "match2", [TASK_KHOP] = "khop", [TASK_INDEX_LOOKUP] = "index_lookup",
+    [TASK_ARITH] = "arith", NULL };
 static const char *const cfg_pos_names[] = {
     [POS_NONE] = "none", [POS_LEARNED] = "learned", [POS_SINUSOIDAL] = "sinusoidal", NULL };
-static const char *const cfg_attn_names[] = { [ATTN_SOFTMAX] = "softmax", NULL };
+static const char *const cfg_attn_names[] = {
+    [ATTN_SOFTMAX] = "softmax", [ATTN_LINEAR] = "linear", [ATTN_SPARSE] = "sparse", NULL };
 static const char *const cfg_score_names[] = {
     [SCORE_DOT] = "dot", [SCORE_UNIT_NORM] = "unit_norm", NULL };
 static const char *const cfg_act_names[] = {
     [ACT_GELU_TANH] = "gelu_tanh", [ACT_GELU_ERF] = "gelu_erf", NULL };
+static const char *const cfg_model_names[] = {
+    [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm", NULL };
+static const char *const cfg_feature_names[] = {
+    [FEAT_ELU1] = "elu1", [FEAT_IDENTITY] = "identity", [FEAT_RELU] = "relu", NULL };
 static const char *const cfg_init_names[] = { [INIT_TORCH] = "torch", [INIT_NORMAL] = "normal", NULL };
 static const char *const cfg_sched_names[] = {
     [SCHED_CONSTANT] = "constant", [SCHED_WARMUP_LINEAR] = "warmup_linear",
@@ -92,6 +99,13 @@ static const char *const cfg_optim_names[] = { "adam", "adamw", NULL };
 #define ONLY_WHEN(key, mask) .when = (key), .when_mask = (mask)   /* key: an earlier ENUM row */
 #define ONLY_FOR_TASKS(mask) ONLY_WHEN("task.type", mask)
 #define MATCH2       (1u << TASK_MATCH2)
+#define KHOP         (1u << TASK_KHOP)
+#define IDXL         (1u << TASK_INDEX_LOOKUP)
+#define ARITH        (1u << TASK_ARITH)
+#define COT          ARITH
+#define TRANSFORMER_ONLY ONLY_WHEN("model.type", 1u << MODEL_TRANSFORMER)
+#define ATTN_ONLY(mask)  ONLY_WHEN("model.attention.type", mask)
+#define SOFTMAX_LIKE     ((1u << ATTN_SOFTMAX) | (1u << ATTN_SPARSE))
 #define SEED_MAX     9007199254740992.0   /* 2^53: larger JSON numbers lose digits */
 
 static const CfgKey cfg_keys[] = {
@@ -104,26 +118,48 @@ static const CfgKey cfg_keys[] = {
     { "task.type", CFG_ENUM, AT(task.type), .names = cfg_task_names, .def = TASK_MATCH2,
       .doc = "which task; the other task keys depend on it" },
     { "task.seq_len", CFG_INT, AT(task.seq_len), IN(2, 65536), .def = 32,
-      ONLY_FOR_TASKS(MATCH2), .doc = "sequence length N" },
+      ONLY_FOR_TASKS(MATCH2 | KHOP | IDXL),
+      .doc = "match2: N; khop: tokens including the leading hop-count token; index_lookup: most symbols N" },
     { "task.modulus", CFG_INT, AT(task.modulus), IN(2, 1000000), .def = 37,
-      ONLY_FOR_TASKS(MATCH2), .doc = "modulus M; tokens are 1..M-1" },
-    { "task.train_size", CFG_INT, AT(task.train_size), GE(1), .def = 10000,
-      ONLY_FOR_TASKS(MATCH2), .doc = "size D of the fixed training set" },
+      ONLY_FOR_TASKS(MATCH2 | ARITH), .doc = "match2: modulus M, tokens 1..M-1; arith: a prime p <= 97 (paper: 11)" },
+    { "task.train_size", CFG_INT, AT(task.train_size), GE(0), .def = 10000,
+      .doc = "size of the fixed training set of distinct examples; 0 = fresh examples every step (not match2)" },
+    { "task.alphabet", CFG_INT, AT(task.alphabet), IN(2, 1024), .def = 4,
+      ONLY_FOR_TASKS(KHOP | IDXL), .doc = "number of symbols |Sigma| (paper 003's index lookup: 64)" },
+    { "task.min_hops", CFG_INT, AT(task.min_hops), IN(0, 4096), .def = 0,
+      ONLY_FOR_TASKS(KHOP), .doc = "fewest hops of a training example" },
+    { "task.max_hops", CFG_INT, AT(task.max_hops), IN(0, 4096), .def = 1,
+      ONLY_FOR_TASKS(KHOP), .doc = "most hops of a training example" },
+    { "task.test_hops", CFG_INT, AT(task.test_hops), IN(-1, 4096), .def = -1,
+      ONLY_FOR_TASKS(KHOP), .doc = "hop count of every test example; -1 = drawn like training" },
+    { "task.n_ops", CFG_INT, AT(task.n_ops), IN(1, 100), .def = 3,
+      ONLY_FOR_TASKS(ARITH), .doc = "operators per expression (paper 004's sizes 3..6 at CPU scale)" },
+    { "task.direct", CFG_BOOL, AT(task.direct), .def = 0,
+      ONLY_FOR_TASKS(COT), .doc = "answer only, without the chain of thought" },
+    { "task.min_len", CFG_INT, AT(task.min_len), IN(1, 65536), .def = 10,
+      ONLY_FOR_TASKS(IDXL), .doc = "fewest symbols of a training example (tests use exactly seq_len)" },
 
-    { "model", CFG_OBJECT, .doc = "the transformer" },
+    { "model", CFG_OBJECT, .doc = "the network" },
+    { "model.type", CFG_ENUM, AT(model.type), .names = cfg_model_names, .def = MODEL_TRANSFORMER,
+      .doc = "transformer, or lstm (embedding, n_layers LSTM layers of width d_model, head)" },
     { "model.d_model", CFG_INT, AT(model.d_model), IN(1, 65536), .def = 64,
       .doc = "width of the residual stream" },
     { "model.n_layers", CFG_INT, AT(model.n_layers), IN(1, 1024), .def = 1,
       .doc = "number of transformer blocks" },
     { "model.n_heads", CFG_INT, AT(model.n_heads), IN(1, 65536), .def = 1,
+      TRANSFORMER_ONLY,
       .doc = "attention heads per block; must divide d_model" },
     { "model.mlp_ratio", CFG_INT, AT(model.mlp_ratio), IN(1, 1024), .def = 4,
+      TRANSFORMER_ONLY,
       .doc = "MLP hidden width = mlp_ratio * d_model" },
     { "model.activation", CFG_ENUM, AT(model.activation), .names = cfg_act_names,
-      .def = ACT_GELU_TANH, .doc = "MLP nonlinearity" },
+      .def = ACT_GELU_TANH, TRANSFORMER_ONLY,
+      .doc = "MLP nonlinearity" },
     { "model.positional", CFG_ENUM, AT(model.positional), .names = cfg_pos_names,
-      .def = POS_NONE, .doc = "position information added to the token embeddings" },
+      .def = POS_NONE, TRANSFORMER_ONLY,
+      .doc = "position information added to the token embeddings" },
     { "model.embed_layernorm", CFG_BOOL, AT(model.embed_layernorm), .def = 0,
+      TRANSFORMER_ONLY,
       .doc = "LayerNorm right after the embedding sum" },
     { "model.dropout", CFG_FLOAT, AT(model.dropout), IN_HALF(0, 1), .def = 0,
       .doc = "dropout on embeddings, attention output and MLP output" },
@@ -137,13 +173,26 @@ static const CfgKey cfg_keys[] = {
 
     { "model.attention", CFG_OBJECT, .doc = "the attention mechanism" },
     { "model.attention.type", CFG_ENUM, AT(model.attention.type), .names = cfg_attn_names,
-      .def = ATTN_SOFTMAX, .doc = "attention kind" },
+      .def = ATTN_SOFTMAX, TRANSFORMER_ONLY,
+      .doc = "softmax (full), linear (kernelised, O(N d^2)), sparse (local window + block summaries)" },
     { "model.attention.score", CFG_ENUM, AT(model.attention.score), .names = cfg_score_names,
-      .def = SCORE_UNIT_NORM, .doc = "dot: QK^T/sqrt(d_head); unit_norm: beta * cos(Q, K)" },
+      .def = SCORE_DOT, ATTN_ONLY(SOFTMAX_LIKE),
+      .doc = "dot: QK^T/sqrt(d_head); unit_norm: beta * cos(Q, K)" },
     { "model.attention.beta", CFG_FLOAT, AT(model.attention.beta), GT(0), .def = 1.0,
-      .doc = "temperature of unit_norm scores" },
-    { "model.attention.causal", CFG_BOOL, AT(model.attention.causal), .def = 0,
-      .doc = "mask attention to later positions" },
+      ATTN_ONLY(SOFTMAX_LIKE), .doc = "temperature of unit_norm scores" },
+    { "model.attention.causal", CFG_BOOL, AT(model.attention.causal), .def = 0, TRANSFORMER_ONLY,
+      .doc = "mask attention to later positions (sparse attention requires true)" },
+    { "model.attention.feature", CFG_ENUM, AT(model.attention.feature), .names = cfg_feature_names,
+      .def = FEAT_ELU1, ATTN_ONLY(1u << ATTN_LINEAR),
+      .doc = "feature map phi of linear attention: elu1 = elu(x) + 1, identity, relu" },
+    { "model.attention.eps", CFG_FLOAT, AT(model.attention.eps), GT(0), .def = 1e-6,
+      ATTN_ONLY(1u << ATTN_LINEAR), .doc = "added to linear attention's denominator" },
+    { "model.attention.block", CFG_INT, AT(model.attention.block), IN(0, 65536), .def = 0,
+      ATTN_ONLY(1u << ATTN_SPARSE), .doc = "block size B; 0 = 2^floor(log2 sqrt(L)), L the longest sequence" },
+    { "model.attention.local_blocks", CFG_INT, AT(model.attention.local_blocks), IN(1, 65536), .def = 1,
+      ATTN_ONLY(1u << ATTN_SPARSE), .doc = "k: each query sees the k*B previous tokens" },
+    { "model.attention.summary", CFG_INT, AT(model.attention.summary), IN(0, 65536), .def = 1,
+      ATTN_ONLY(1u << ATTN_SPARSE), .doc = "c: and the last c positions of every earlier block" },
 
     { "train", CFG_OBJECT, .doc = "the optimizer and its schedule" },
     { "train.optimizer", CFG_STRING, AT(train.optimizer), .names = cfg_optim_names,
@@ -663,12 +712,31 @@ static int cfg_consistency(const Config *c, CfgProblem *p) {
     const CfgModel *m = &c->model;
     const CfgTrain *t = &c->train;
     char a[32], b[32];
-    if (m->d_model % m->n_heads)
+    const CfgAttention *at = &m->attention;
+    int transformer = m->type == MODEL_TRANSFORMER;
+    if (transformer && m->d_model % m->n_heads)
         return cfg_problem(p, "model.d_model", "model.n_heads",
                            "model.d_model (%d) must be divisible by model.n_heads (%d)", m->d_model, m->n_heads);
+    if (transformer && at->type == ATTN_SPARSE && !at->causal)
+        return cfg_problem(p, "model.attention.causal", "model.attention.type",
+                           "model.attention.type \"sparse\" is causal by definition (paper 004 eq. 6): "
+                           "set model.attention.causal to true");
+    if (transformer && at->type == ATTN_SPARSE && at->block > 0 && at->summary > at->block)
+        return cfg_problem(p, "model.attention.summary", "model.attention.block",
+                           "model.attention.summary (%d) must be <= model.attention.block (%d)",
+                           at->summary, at->block);
     if (c->task.type == TASK_MATCH2 && c->task.modulus < 3)
         return cfg_problem(p, "task.modulus", "task.type",
                            "task.modulus must be >= 3 for task.type \"match2\", got %d", c->task.modulus);
+    if (c->task.type == TASK_MATCH2 && c->task.train_size == 0)
+        return cfg_problem(p, "task.train_size", "task.type",
+                           "task.train_size must be >= 1 for task.type \"match2\" (its balanced set is fixed)");
+    if (c->task.type == TASK_KHOP && c->task.min_hops > c->task.max_hops)
+        return cfg_problem(p, "task.min_hops", "task.max_hops", "task.min_hops (%d) must be <= task.max_hops (%d)",
+                           c->task.min_hops, c->task.max_hops);
+    if (c->task.type == TASK_INDEX_LOOKUP && c->task.min_len > c->task.seq_len)
+        return cfg_problem(p, "task.min_len", "task.seq_len", "task.min_len (%d) must be <= task.seq_len (%d)",
+                           c->task.min_len, c->task.seq_len);
     if (t->warmup_steps > t->steps)
         return cfg_problem(p, "train.warmup_steps", "train.steps",
                            "train.warmup_steps (%d) must be <= train.steps (%d)", t->warmup_steps, t->steps);

@@ -109,16 +109,27 @@ static int write_metrics(Run *r, float lr, double train_loss) {
     const EvalResult *e = &r->last_eval;
     fprintf(r->metrics,
             "{\"step\": %ld, \"train_loss\": %.6g, \"test_loss\": %.6g, \"token_acc\": %.6g, "
-            "\"token_error\": %.6g, \"seq_acc\": %.6g, \"lr\": %.6g, \"grad_norm\": %.6g, "
-            "\"elapsed_s\": %.3f}\n",
+            "\"token_error\": %.6g, \"seq_acc\": %.6g, \"lr\": %.6g, \"grad_norm\": %.6g, ",
             r->st.step, train_loss, e->loss, e->token_acc, 1 - e->token_acc, e->seq_acc,
-            (double)lr, r->st.grad_norm, r->st.elapsed_s);
+            (double)lr, r->st.grad_norm);
+    /* Per-group accuracy (k-hop: per hop count; Dyck: positives, negatives, type-only). */
+    int shown = 0;
+    for (int g = 0; g < e->n_groups; g++) {
+        if (!e->group_tokens[g]) continue;   /* e.g. hop counts the test set never draws */
+        fprintf(r->metrics, "%s\"%s\": %.6g", shown++ ? ", " : "\"group_token_acc\": {",
+                r->data.gen.group_names[g], e->group_acc[g]);
+    }
+    if (shown) fprintf(r->metrics, "}, ");
+    if (e->answer_acc >= 0) fprintf(r->metrics, "\"answer_acc\": %.6g, ", e->answer_acc);
+    fprintf(r->metrics, "\"elapsed_s\": %.3f}\n", r->st.elapsed_s);
     return fflush(r->metrics);
 }
 
 static void do_eval(Run *r, float lr) {
     double train_loss = r->st.loss_count ? r->st.loss_sum / r->st.loss_count : 0;
-    r->last_eval = evaluate(r->model, &r->tape, &r->data.test, r->cfg.train.batch_size);
+    r->last_eval = evaluate(r->model, &r->tape, &r->data.test, r->cfg.train.batch_size, r->data.gen.n_groups);
+    if (r->data.gen.extract_answer)
+        r->last_eval.answer_acc = evaluate_answers(r->model, &r->data.test, &r->data.gen, r->cfg.train.batch_size);
     r->have_eval = 1;
     double err = 1 - r->last_eval.token_acc;
     if (err <= TARGET_ERROR && r->st.target_step < 0) {
@@ -126,15 +137,17 @@ static void do_eval(Run *r, float lr) {
         r->st.target_elapsed_s = r->st.elapsed_s;
     }
     write_metrics(r, lr, train_loss);
-    progress_line(&r->progress, "step %6ld | train loss %.4f | test loss %.4f | token err %.4f | seq acc %.4f | %.1fs",
-                  r->st.step, train_loss, r->last_eval.loss, err, r->last_eval.seq_acc, r->st.elapsed_s);
+    char answer[48] = "";
+    if (r->last_eval.answer_acc >= 0) snprintf(answer, sizeof answer, " | answer acc %.4f", r->last_eval.answer_acc);
+    progress_line(&r->progress, "step %6ld | train loss %.4f | test loss %.4f | token err %.4f | seq acc %.4f%s | %.1fs",
+                  r->st.step, train_loss, r->last_eval.loss, err, r->last_eval.seq_acc, answer, r->st.elapsed_s);
     r->st.loss_sum = 0;
     r->st.loss_count = 0;
 }
 
 static int save(Run *r, AlError *err) {
     r->st.dropout_rng = r->tape.rng;
-    r->st.sampler = sampler_get_state(&r->sampler);
+    if (!r->data.streaming) r->st.sampler = sampler_get_state(&r->sampler);
     return checkpoint_save(r->dir, r->model, &r->st, r->config_json, err);
 }
 
@@ -155,6 +168,7 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     cJSON_AddNumberToObject(j, "test_token_acc", e->token_acc);
     cJSON_AddNumberToObject(j, "test_token_error", 1 - e->token_acc);
     cJSON_AddNumberToObject(j, "test_seq_acc", e->seq_acc);
+    if (e->answer_acc >= 0) cJSON_AddNumberToObject(j, "test_answer_acc", e->answer_acc);
     cJSON_AddNumberToObject(j, "test_sequences", r->data.test.n);
     cJSON_AddNumberToObject(j, "train_sequences", r->data.train.n);
     cJSON_AddNumberToObject(j, "distinct_train_sequences", r->data.n_distinct_train);
@@ -195,13 +209,14 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     arena_init(&r->arena, 8u << 20);
     tape_init(&r->tape, &r->arena);
     r->tape.rng = rng_stream(r->cfg.seed, 0x64726f70 /* "drop" */);
-    sampler_init(&r->sampler, r->data.train.n, rng_stream(r->cfg.seed, 0x73616d70 /* "samp" */));
+    if (!r->data.streaming) sampler_init(&r->sampler, r->data.train.n, rng_stream(r->cfg.seed, 0x73616d70 /* "samp" */));
+    r->st.data_rng = rng_stream(r->cfg.seed, 0x73747265616d /* "stream" */);
     batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.seq_len);
     r->st.target_step = -1;
     if (opt->resume) {
         if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
         r->tape.rng = r->st.dropout_rng;
-        if (sampler_set_state(&r->sampler, &r->st.sampler, err)) return err->code;
+        if (!r->data.streaming && sampler_set_state(&r->sampler, &r->st.sampler, err)) return err->code;
         join(path, sizeof path, r->dir, "metrics.jsonl");
         if (truncate_metrics(path, r->st.step, err)) return err->code;
     }
@@ -215,7 +230,8 @@ static float train_step(Run *r) {
     float lr = optim_lr(&r->cfg.train, (int)r->st.step);
     tape_reset(&r->tape);
     params_zero_grad(&r->model->params);
-    sampler_next_batch(&r->sampler, &r->data.train, &r->batch);
+    if (r->data.streaming) taskgen_batch(&r->data.gen, SPLIT_TRAIN, &r->st.data_rng, &r->batch);
+    else sampler_next_batch(&r->sampler, &r->data.train, &r->batch);
     Tensor *logits = model_forward(r->model, &r->tape, r->batch.tokens, r->batch.batch, r->batch.seq_len);
     Tensor *loss = ad_cross_entropy(&r->tape, logits, r->batch.targets);
     tape_backward(&r->tape, loss);

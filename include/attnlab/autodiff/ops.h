@@ -9,7 +9,9 @@
  *   ops_gather.c     embedding, reshape, split_heads, merge_heads
  *   ops_norm.c       layernorm, l2norm
  *   ops_softmax.c    softmax, cross_entropy
- *   ops_attention.c  fused attention */
+ *   ops_attention.c  fused attention
+ *   ops_linear_attention.c, ops_sparse_attention.c   efficient attention (paper 004)
+ *   ops_lstm.c       LSTM layer (paper 003's recurrent baseline) */
 #ifndef ATTNLAB_AUTODIFF_OPS_H
 #define ATTNLAB_AUTODIFF_OPS_H
 
@@ -73,6 +75,26 @@ Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets);
  * Saves the probabilities; the hand-written backward agrees with the composition
  * matmul → scale → softmax → matmul to 1e-5. */
 Tensor *ad_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, const Tensor *mask, float scale);
+
+/* Linear attention (Katharopoulos et al.; paper 004 eq. 8):
+ *   out_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + eps),  S_i = Σ_j φ(k_j) v_jᵀ,  z_i = Σ_j φ(k_j)
+ * over j ≤ i (causal: prefix sums, O(T·D·Dv) forward AND backward) or all j.
+ * q, k (B, H, T, D), v (B, H, T, Dv) → (B, H, T, Dv). */
+typedef enum AdFeature { FEATURE_ELU1, FEATURE_IDENTITY, FEATURE_RELU } AdFeature;
+Tensor *ad_linear_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, AdFeature phi, int causal, float eps);
+
+/* Sparse attention (paper 004 eq. 6), always causal: query i sees key j iff j ≤ i and
+ * (i − j < k_local·block or j mod block ≥ block − c), positions 0-based.  Softmax of
+ * scale·q·k over the visible keys only, computed over gathered key lists in
+ * O(T·(k_local·block + c·T/block)·D), never a T×T matrix.  q, k, v (B, H, T, D). */
+Tensor *ad_sparse_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, int block, int k_local, int c,
+                            float scale);
+
+/* One LSTM layer over a whole sequence, PyTorch gate order (i, f, g, o), h0 = c0 = 0:
+ * x (B, T, In), w_ih (4H, In), w_hh (4H, H), b (4H) (PyTorch's b_ih + b_hh folded into
+ * one) → h (B, T, H).  Input projections of all steps in one GEMM; backward through
+ * time with GEMMs per step. */
+Tensor *ad_lstm(Tape *t, Tensor *x, Tensor *w_ih, Tensor *w_hh, Tensor *b);
 
 /* Fills a (T, T) mask: 0 where j ≤ i, −inf above the diagonal. */
 void ad_causal_mask(Tensor *mask);

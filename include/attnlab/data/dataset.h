@@ -21,12 +21,22 @@
 
 #define DATASET_IGNORE (-1)   /* target value of a position the loss skips */
 
+/* Per-row facts of variable-length and chain-of-thought tasks (see example.h). */
+typedef struct RowInfo {
+    int len;                      /* real tokens; the rest of the row is pad_id */
+    int prompt_len;               /* chain of thought: generation starts here */
+    int answer_start, answer_len; /* chain of thought: the final answer's tokens */
+    int group;                    /* per-group metrics (k-hop hops, Dyck kind) */
+} RowInfo;
+
 typedef struct Dataset {
     int n, seq_len;
     int *tokens;      /* n × seq_len, row-major; ids in [0, vocab_size) */
     int *targets;     /* n × seq_len; class in [0, n_classes) or DATASET_IGNORE */
     int vocab_size;
     int n_classes;
+    RowInfo *info;    /* n rows, or NULL: every row is seq_len real tokens, group 0 */
+    int pad_id;       /* token filling rows past info[r].len */
 } Dataset;
 
 /* Caller-owned buffers of batch × seq_len, allocated once and refilled each step. */
@@ -38,6 +48,8 @@ typedef struct Batch {
 
 /* Allocates zeroed rows; frees with dataset_free. */
 void dataset_alloc(Dataset *d, int n, int seq_len, int vocab_size, int n_classes);
+/* Gives d a zeroed RowInfo per row (for generated, variable-length tasks). */
+void dataset_alloc_info(Dataset *d);
 void dataset_free(Dataset *d);          /* leaves *d zeroed; safe on a zeroed Dataset */
 static inline int *dataset_tokens(const Dataset *d, int row) {
     return d->tokens + (size_t)row * d->seq_len;
@@ -47,7 +59,7 @@ static inline int *dataset_targets(const Dataset *d, int row) {
 }
 /* Number of distinct token rows (targets not compared). */
 int  dataset_count_distinct(const Dataset *d);
-/* Permutes the rows (tokens and targets together) uniformly at random. */
+/* Permutes the rows (tokens, targets and info together) uniformly at random. */
 void dataset_shuffle_rows(Dataset *d, Rng *rng);
 void batch_alloc(Batch *b, int batch, int seq_len);
 void batch_free(Batch *b);

@@ -6,10 +6,24 @@
 #define ATTNLAB_DATA_TASK_H
 
 #include "attnlab/data/dataset.h"
+#include "attnlab/data/cot_arith.h"
+#include "attnlab/data/index_lookup.h"
+#include "attnlab/data/khop.h"
+#include "attnlab/data/taskgen.h"
 #include "attnlab/train/config.h"
 
+/* k-hop's parameters plus the hop count of test examples (−1: like training). */
+typedef struct KhopTask { KhopParams p; int test_hops; } KhopTask;
+
 typedef struct TaskData {
-    Dataset train, test;
+    Dataset train, test;          /* train is empty when streaming */
+    int streaming;                /* 1: every step draws a fresh batch from gen */
+    TaskGen gen;                  /* generated tasks; gen.sample is NULL for match2 */
+    union {                       /* gen.params points here */
+        KhopTask khop;
+        IdxParams idx;
+        ArithParams arith;
+    } params;
     int vocab_size, n_classes, seq_len;
     int n_distinct_train;         /* distinct training sequences */
     char summary[512];            /* one line for the log, e.g. sizes and generator stats */

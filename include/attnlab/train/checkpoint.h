@@ -14,13 +14,14 @@
 #define ATTNLAB_TRAIN_CHECKPOINT_H
 
 #include "attnlab/data/dataset.h"
-#include "attnlab/nn/transformer.h"
+#include "attnlab/nn/model.h"
 
 typedef struct TrainState {
     long   step;              /* optimizer steps completed */
     double elapsed_s;         /* training wall time so far (all sittings) */
     Rng    dropout_rng;
     SamplerState sampler;
+    Rng    data_rng;          /* streaming tasks: the generator's stream */
     double loss_sum;          /* train loss accumulated since the last eval … */
     long   loss_count;        /* … over this many steps */
     double grad_norm;         /* of the last step */

@@ -16,29 +16,43 @@
 #define CFG_NAME_MAX 128
 #define CFG_PATH_MAX 512
 
-typedef enum { TASK_MATCH2 } CfgTaskType;
+typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH } CfgTaskType;
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
-typedef enum { ATTN_SOFTMAX } CfgAttentionType;
+typedef enum { MODEL_TRANSFORMER, MODEL_LSTM } CfgModelType;
+typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
+typedef enum { FEAT_ELU1, FEAT_IDENTITY, FEAT_RELU } CfgFeature;  /* linear attention's φ */
 typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
 typedef enum { ACT_GELU_TANH, ACT_GELU_ERF } CfgActivation;
 typedef enum { INIT_TORCH, INIT_NORMAL } CfgInit;            /* see src/nn/transformer.c */
 typedef enum { SCHED_CONSTANT, SCHED_WARMUP_LINEAR, SCHED_WARMUP_COSINE } CfgSchedule;
 
 typedef struct CfgTask {
-    CfgTaskType type;        /* "type": "match2" */
-    int seq_len;             /* N (Match2: 32) */
-    int modulus;             /* M (Match2: 37); tokens are 1..M−1 */
-    int train_size;          /* D: fixed training set size (Match2: 10000) */
+    CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" */
+    int seq_len;             /* match2: N; khop: tokens incl. the hop-count token; index_lookup: max symbols N */
+    int modulus;             /* match2: M, tokens are 1..M−1; arith: the prime p */
+    int train_size;          /* fixed training set size; 0 = fresh examples every step (not match2) */
+    int alphabet;            /* khop, index_lookup: |Σ| */
+    int min_hops, max_hops;  /* khop: training hop counts, uniform over [min, max] */
+    int test_hops;           /* khop: hop count of test examples; −1 = same range as training */
+    int min_len;             /* index_lookup: fewest symbols of a training example */
+    int n_ops;               /* arith: operators per expression */
+    int direct;              /* chain-of-thought tasks: bool, answer only (no chain of thought) */
 } CfgTask;
 
 typedef struct CfgAttention {
-    CfgAttentionType type;   /* "softmax" */
-    CfgScore score;          /* "dot" | "unit_norm" */
+    CfgAttentionType type;   /* "softmax" | "linear" | "sparse" */
+    CfgScore score;          /* softmax, sparse: "dot" | "unit_norm" */
     float beta;              /* temperature for unit_norm scores (> 0) */
-    int causal;              /* bool */
+    int causal;              /* bool; sparse attention is always causal */
+    CfgFeature feature;      /* linear: φ = "elu1" (elu + 1) | "identity" | "relu" */
+    float eps;               /* linear: added to the denominator */
+    int block;               /* sparse: block size B; 0 = 2^floor(log2 sqrt(max_len)) */
+    int local_blocks;        /* sparse: k, the local window is k·B previous tokens */
+    int summary;             /* sparse: c, the last c positions of every block are global */
 } CfgAttention;
 
 typedef struct CfgModel {
+    CfgModelType type;       /* "transformer" | "lstm" (paper 003's recurrent baseline) */
     int d_model, n_layers, n_heads;
     int mlp_ratio;           /* MLP hidden width = mlp_ratio · d_model */
     CfgActivation activation;/* "gelu_tanh" | "gelu_erf" */

@@ -3,22 +3,38 @@
 #define ATTNLAB_TRAIN_EVALUATE_H
 
 #include "attnlab/data/dataset.h"
-#include "attnlab/nn/transformer.h"
+#include "attnlab/data/taskgen.h"
+#include "attnlab/nn/model.h"
+
+#define EVAL_MAX_GROUPS 16
 
 typedef struct EvalResult {
     double loss;            /* mean cross-entropy over scored positions */
     double token_acc;       /* fraction of scored positions predicted right */
     double seq_acc;         /* fraction of sequences with every scored position right */
     long   n_tokens, n_seqs;
+    /* Token accuracy per row group (RowInfo.group), when the dataset has groups. */
+    double answer_acc;      /* chain of thought: final answers right after greedy decoding; −1 = n/a */
+    int    n_groups;
+    double group_acc[EVAL_MAX_GROUPS];
+    long   group_tokens[EVAL_MAX_GROUPS];
 } EvalResult;
 
 /* Argmax-of-logits accuracy of one batch; logits (B, T, C), targets (B, T).
- * Adds to *correct_tokens, *scored_tokens and *correct_seqs. */
-void eval_count_correct(const Tensor *logits, const int *targets, long *correct_tokens,
-                        long *scored_tokens, long *correct_seqs);
+ * Adds to *correct_tokens, *scored_tokens and *correct_seqs; when groups is not
+ * NULL (one group id per row), also to group_correct[g] and group_scored[g]. */
+void eval_count_correct(const Tensor *logits, const int *targets, const int *groups,
+                        long *correct_tokens, long *scored_tokens, long *correct_seqs,
+                        long *group_correct, long *group_scored);
 
 /* Runs the model over d in batches of batch_size (the tape is reset before each
- * batch; grad and dropout are off during the call and restored after). */
-EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size);
+ * batch; grad and dropout are off during the call and restored after).  n_groups > 0
+ * (with d->info) also measures the token accuracy of each group. */
+EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_groups);
+
+/* Chain of thought (paper 004 protocol): greedy-decodes every test prompt with a KV
+ * cache and counts the rows whose final answer, located by g->extract_answer in
+ * the generated text, equals the reference answer.  Returns the fraction right. */
+double evaluate_answers(Model *m, const Dataset *d, const TaskGen *g, int batch_size);
 
 #endif

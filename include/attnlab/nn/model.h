@@ -1,0 +1,63 @@
+/* model.h — the networks: the pre-LN transformer of the source papers and the LSTM
+ * baseline of paper 003, behind one interface (tokens in, per-position logits out).
+ *
+ * Transformer (src/nn/transformer.c):
+ *   x = embed(tokens) [+ positions] [→ LayerNorm] [→ dropout]
+ *   L blocks:  x += dropout(attn(LN1(x)));  x += dropout(mlp(LN2(x)))
+ *   logits = head(LN_f(x))
+ * Attention has H heads of width d/H, causal or bidirectional, and is one of
+ *   softmax — scores QKᵀ/√d_head ("dot") or β·Q̂K̂ᵀ with unit-norm rows ("unit_norm",
+ *             the ANNA surrogate of paper 000 App. G);
+ *   linear  — φ(q)ᵀΣφ(k)vᵀ / (φ(q)ᵀΣφ(k) + ε) (paper 004 eq. 8);
+ *   sparse  — causal softmax over a local window plus block summaries (eq. 6).
+ * The MLP is d → ratio·d → d with GeLU.
+ *
+ * LSTM (src/nn/lstm.c):  x = embed(tokens); L LSTM layers of width d (dropout
+ * between them); logits = head(x).
+ *
+ * Parameter names follow PyTorch conventions so a checkpoint loads into an
+ * equivalent torch module (bench/torch_reference.py). */
+#ifndef ATTNLAB_NN_MODEL_H
+#define ATTNLAB_NN_MODEL_H
+
+#include "attnlab/autodiff/ops.h"
+#include "attnlab/nn/params.h"
+#include "attnlab/train/config.h"
+
+typedef struct Linear { Tensor *w, *b; } Linear;       /* w (out, in), b (out) */
+typedef struct Norm   { Tensor *g, *b; } Norm;         /* LayerNorm gain, bias (d) */
+
+typedef struct Block {
+    Norm   ln1, ln2;
+    Linear q, k, v, o;        /* attention projections, each (d, d) */
+    Linear fc1, fc2;          /* MLP: (ratio·d, d) and (d, ratio·d) */
+} Block;
+
+typedef struct LstmLayer { Tensor *w_ih, *w_hh, *b; } LstmLayer;   /* (4d, d), (4d, d), (4d) */
+
+typedef struct Model {
+    CfgModel cfg;
+    int vocab_size, n_classes, max_len;
+    int sparse_block;         /* sparse attention's B after resolving "auto" */
+    ParamStore params;
+    Tensor *tok_emb;          /* (vocab, d) */
+    Tensor *pos_emb;          /* learned: (max_len, d) parameter; sinusoidal: fixed, no grad */
+    Norm    ln_emb;           /* only with embed_layernorm */
+    Block  *blocks;           /* transformer: n_layers */
+    LstmLayer *lstm;          /* lstm: n_layers */
+    Norm    ln_f;             /* transformer only */
+    Linear  head;             /* (n_classes, d) */
+    Tensor  sinusoid;         /* storage for the fixed sinusoidal table */
+} Model;
+
+/* Declares and initialises every parameter (seeded).  Returns a heap model. */
+Model  *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max_len, uint64_t seed);
+/* (Re-)initialises all parameters from `seed` as documented in transformer.c / lstm.c. */
+void    model_init_params(Model *m, uint64_t seed);
+/* tokens (B, T), each in [0, vocab), T ≤ max_len.  Returns logits (B, T, n_classes). */
+Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
+/* Forward matmul FLOPs per sequence of length T (a training step ≈ 3× this). */
+double  model_flops_per_seq(const Model *m, int T);
+void    model_free(Model *m);
+
+#endif

@@ -1,0 +1,62 @@
+/* taskgen.c — see taskgen.h. */
+#include "attnlab/data/taskgen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Draws one example into a padded row. */
+static void sample_row(const TaskGen *g, TaskSplit split, Rng *rng, int *tokens, int *targets, RowInfo *info) {
+    Example ex = { .tokens = tokens, .targets = targets, .answer_start = -1 };
+    g->sample(g, rng, split, &ex);
+    AL_ASSERT(ex.len >= 1 && ex.len <= g->max_len);
+    for (int i = ex.len; i < g->max_len; i++) {
+        tokens[i] = g->pad_id;
+        targets[i] = DATASET_IGNORE;
+    }
+    if (info) *info = (RowInfo){ ex.len, ex.prompt_len, ex.answer_start, ex.answer_len, ex.group };
+}
+
+/* The dedup key of a row: the prompt (or everything), −1 after it. */
+static void row_key(const TaskGen *g, const int *tokens, const RowInfo *info, int *key) {
+    int n = g->key_is_prompt ? info->prompt_len : info->len;
+    memcpy(key, tokens, (size_t)n * sizeof(int));
+    for (int i = n; i < g->max_len; i++) key[i] = -1;
+}
+
+int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const SeqSet *exclude,
+                    SeqSet *keys, Dataset *out, AlError *err) {
+    memset(out, 0, sizeof *out);
+    dataset_alloc(out, n, g->max_len, g->vocab_size, g->n_classes);
+    dataset_alloc_info(out);
+    out->pad_id = g->pad_id;
+    SeqSet seen;
+    seqset_init(&seen, g->max_len, n);
+    int *key = al_malloc((size_t)g->max_len * sizeof(int));
+    long budget = 100L * n > 1000 ? 100L * n : 1000, draws = 0;
+    int have = 0;
+    while (have < n && draws < budget) {
+        int *tok = dataset_tokens(out, have), *tgt = dataset_targets(out, have);
+        sample_row(g, split, rng, tok, tgt, &out->info[have]);
+        draws++;
+        row_key(g, tok, &out->info[have], key);
+        if ((exclude && seqset_contains(exclude, key)) || !seqset_add(&seen, key)) continue;
+        if (keys) seqset_add(keys, key);
+        have++;
+    }
+    free(key);
+    seqset_free(&seen);
+    if (have < n) {
+        dataset_free(out);
+        return al_fail(err, 2, "task %s: only %d distinct %s examples found in %ld draws, %d wanted "
+                       "(the task is too small for this size: lower it, or train by streaming with "
+                       "task.train_size 0)", g->name, have, split == SPLIT_TRAIN ? "training" : "test",
+                       draws, n);
+    }
+    return 0;
+}
+
+void taskgen_batch(const TaskGen *g, TaskSplit split, Rng *rng, Batch *b) {
+    AL_ASSERT(b->seq_len == g->max_len);
+    for (int r = 0; r < b->batch; r++)
+        sample_row(g, split, rng, b->tokens + (size_t)r * b->seq_len, b->targets + (size_t)r * b->seq_len, NULL);
+}

@@ -1,0 +1,167 @@
+/* model.c — what every network shares: the token embedding, positions, the output
+ * head, parameter declaration and initialisation helpers, and dispatch to the
+ * transformer (transformer.c) or the LSTM (lstm.c).
+ *
+ * Initialisation (model_init_params), per tensor, from rng_stream(seed, "init"), in
+ * declaration order:
+ *   init "torch" (default; what the papers' PyTorch code gets):
+ *     tok_emb, learned pos_emb   N(0, 1)                (nn.Embedding)
+ *     every Linear weight, bias  U(−1/√in, 1/√in)       (nn.Linear)
+ *     LSTM weights and bias      U(−1/√d, 1/√d)         (nn.LSTM; one folded bias)
+ *     LayerNorm gain 1, bias 0
+ *   init "normal" (GPT-2 style):
+ *     tok_emb, pos_emb, Linear weights  N(0, init_std)
+ *     attention output o and MLP fc2    N(0, init_std/√(2·n_layers))  (residual branches)
+ *     biases 0; LayerNorm gain 1, bias 0; LSTM as "torch"
+ *   sinusoidal positions are fixed: PE[p, 2i] = sin(p/10000^(2i/d)), PE[p, 2i+1] = cos(…). */
+#include "model_internal.h"
+#include "attnlab/util/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- declaration ------------------------------------------------------------------ */
+
+Tensor *model_decl(Model *m, int decay, int ndim, const int *shape, const char *name_fmt, int layer) {
+    char name[PARAM_NAME_MAX];
+    snprintf(name, sizeof name, name_fmt, layer);
+    return params_add(&m->params, name, ndim, shape, decay);
+}
+
+void model_decl_linear(Model *m, Linear *l, int out, int in, const char *prefix, int layer) {
+    char fmt[PARAM_NAME_MAX];
+    snprintf(fmt, sizeof fmt, "%s.weight", prefix);
+    l->w = model_decl(m, 1, 2, (int[]){out, in}, fmt, layer);
+    snprintf(fmt, sizeof fmt, "%s.bias", prefix);
+    l->b = model_decl(m, 0, 1, (int[]){out}, fmt, layer);
+}
+
+void model_decl_norm(Model *m, Norm *n, const char *prefix, int layer) {
+    char fmt[PARAM_NAME_MAX];
+    snprintf(fmt, sizeof fmt, "%s.weight", prefix);
+    n->g = model_decl(m, 0, 1, (int[]){m->cfg.d_model}, fmt, layer);
+    snprintf(fmt, sizeof fmt, "%s.bias", prefix);
+    n->b = model_decl(m, 0, 1, (int[]){m->cfg.d_model}, fmt, layer);
+}
+
+static void fill_sinusoid(Model *m) {
+    int d = m->cfg.d_model;
+    float *pe = al_malloc((size_t)m->max_len * d * sizeof(float));
+    for (int p = 0; p < m->max_len; p++)
+        for (int i = 0; i < d; i++) {
+            double angle = p / pow(10000.0, (double)(i - i % 2) / d);
+            pe[p * d + i] = (float)(i % 2 ? cos(angle) : sin(angle));
+        }
+    tensor_init(&m->sinusoid, pe, NULL, 2, (int[]){m->max_len, d});
+    m->pos_emb = &m->sinusoid;
+}
+
+/* Upper bound on the parameter tensors a config declares (the store never moves). */
+static int param_capacity(const CfgModel *cfg) { return 16 + 16 * cfg->n_layers; }
+
+Model *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max_len, uint64_t seed) {
+    Model *m = al_calloc(1, sizeof *m);
+    m->cfg = *cfg;
+    m->vocab_size = vocab_size;
+    m->n_classes = n_classes;
+    m->max_len = max_len;
+    int d = cfg->d_model;
+    params_init(&m->params, param_capacity(cfg));
+    m->tok_emb = model_decl(m, 0, 2, (int[]){vocab_size, d}, "tok_emb.weight", 0);
+    if (cfg->type == MODEL_LSTM) {
+        lstm_declare(m);
+    } else {
+        if (cfg->positional == POS_LEARNED) m->pos_emb = model_decl(m, 0, 2, (int[]){max_len, d}, "pos_emb.weight", 0);
+        if (cfg->positional == POS_SINUSOIDAL) fill_sinusoid(m);
+        if (cfg->embed_layernorm) model_decl_norm(m, &m->ln_emb, "ln_emb", 0);
+        transformer_declare(m);
+    }
+    model_decl_linear(m, &m->head, n_classes, d, "head", 0);
+    params_finalize(&m->params);
+    model_init_params(m, seed);
+    return m;
+}
+
+/* ---- initialisation ---------------------------------------------------------------- */
+
+void model_fill_normal(Tensor *x, Rng *r, double std) {
+    for (long i = 0; i < x->n; i++) x->data[i] = (float)(std * rng_normal(r));
+}
+
+void model_fill_uniform(Tensor *x, Rng *r, double bound) {
+    for (long i = 0; i < x->n; i++) x->data[i] = (float)(bound * (2.0 * rng_uniform(r) - 1.0));
+}
+
+static void fill_const(Tensor *x, float v) {
+    for (long i = 0; i < x->n; i++) x->data[i] = v;
+}
+
+void model_init_linear(const Model *m, Linear *l, Rng *r, int residual) {
+    int in = l->w->shape[1];
+    if (m->cfg.init == INIT_TORCH) {
+        model_fill_uniform(l->w, r, 1.0 / sqrt(in));
+        model_fill_uniform(l->b, r, 1.0 / sqrt(in));
+        return;
+    }
+    double std = m->cfg.init_std;
+    if (residual) std /= sqrt(2.0 * m->cfg.n_layers);
+    model_fill_normal(l->w, r, std);
+    fill_const(l->b, 0.0f);
+}
+
+void model_init_norm(Norm *n) {
+    fill_const(n->g, 1.0f);
+    fill_const(n->b, 0.0f);
+}
+
+void model_init_params(Model *m, uint64_t seed) {
+    Rng r = rng_stream(seed, 0x696e6974 /* "init" */);
+    double emb_std = m->cfg.init == INIT_TORCH ? 1.0 : m->cfg.init_std;
+    model_fill_normal(m->tok_emb, &r, emb_std);
+    if (m->pos_emb && m->pos_emb->grad) model_fill_normal(m->pos_emb, &r, emb_std);
+    if (m->cfg.type == MODEL_LSTM) {
+        lstm_init(m, &r);
+    } else {
+        if (m->cfg.embed_layernorm) model_init_norm(&m->ln_emb);
+        transformer_init(m, &r);
+    }
+    model_init_linear(m, &m->head, &r, 0);
+}
+
+/* ---- forward ----------------------------------------------------------------------- */
+
+static Tensor *embed(Model *m, Tape *t, const int *tokens, int B, int T) {
+    int ids_shape[2] = {B, T};
+    Tensor *x = ad_embedding(t, m->tok_emb, tokens, 2, ids_shape);
+    if (m->pos_emb) {
+        int *pos = tape_scratch(t, (size_t)B * T * sizeof(int));
+        for (int i = 0; i < B * T; i++) pos[i] = i % T;
+        x = ad_add(t, x, ad_embedding(t, m->pos_emb, pos, 2, ids_shape));
+    }
+    if (m->cfg.type == MODEL_TRANSFORMER && m->cfg.embed_layernorm)
+        x = ad_layernorm(t, x, m->ln_emb.g, m->ln_emb.b, m->cfg.ln_eps);
+    return ad_dropout(t, x, m->cfg.dropout);
+}
+
+Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T) {
+    AL_ASSERT(T >= 1 && T <= m->max_len);
+    Tensor *x = embed(m, t, tokens, B, T);
+    x = m->cfg.type == MODEL_LSTM ? lstm_forward(m, t, x) : transformer_forward(m, t, x, T);
+    return ad_linear(t, x, m->head.w, m->head.b);
+}
+
+double model_flops_per_seq(const Model *m, int T) {
+    double body = m->cfg.type == MODEL_LSTM ? lstm_flops_per_seq(m, T) : transformer_flops_per_seq(m, T);
+    return body + 2.0 * T * m->cfg.d_model * m->n_classes;
+}
+
+void model_free(Model *m) {
+    if (!m) return;
+    params_free(&m->params);
+    free(m->blocks);
+    free(m->lstm);
+    free(m->sinusoid.data);
+    free(m);
+}
