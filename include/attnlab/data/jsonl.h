@@ -26,9 +26,9 @@
  * padded size are bounded, and nesting is checked before cJSON parses a line, so
  * any input fails cleanly in bounded memory.
  *
- * Cleaner, if dataset.h grows: Dataset gains `int *lengths` (real length per row,
- * NULL = all seq_len), `int pad_id` (−1 = no padding) and `int *groups` (NULL =
- * none); then JsonlData would be a Dataset, and jsonl_write could take one. */
+ * Per-row facts live in Dataset.info (always allocated by the reader): len, group
+ * (0 when the file has none), prompt_len / answer_start / answer_len (0 / −1 / 0
+ * when the file has none); Dataset.pad_id is the padding token. */
 #ifndef ATTNLAB_DATA_JSONL_H
 #define ATTNLAB_DATA_JSONL_H
 
@@ -43,14 +43,8 @@
 #define JSONL_MAX_ID 16777215            /* largest token id or class when no limit is given */
 #define JSONL_MAX_GROUP 1000000
 
-/* Per-row side data.  Each array has one entry per row, or is NULL. */
-typedef struct JsonlRowInfo {
-    int *lengths;       /* real length (≤ seq_len); NULL = every row is seq_len long */
-    int *groups;        /* "group"; NULL = the key is absent */
-    int *prompt_len;    /* chain of thought: all three NULL or all three set */
-    int *answer_start;
-    int *answer_len;
-} JsonlRowInfo;
+/* The optional keys a file has, or the writer writes (bit flags). */
+enum { JSONL_GROUP = 1, JSONL_COT = 2 };
 
 /* Zero-initialise for every default. */
 typedef struct JsonlOptions {
@@ -66,34 +60,38 @@ typedef struct JsonlOptions {
                                JSONL_MAX_CELLS (at most 2^30) */
 } JsonlOptions;
 
-typedef struct JsonlData {
-    Dataset d;           /* n rows, seq_len = the longest row; vocab_size and n_classes
-                            as given or inferred (vocab includes the pad id) */
-    JsonlRowInfo info;   /* owned; lengths always set */
-    int pad_id;          /* token in the padding, −1 when no row is shorter than seq_len */
-    int min_len;         /* shortest row */
+/* What a read found besides the Dataset. */
+typedef struct JsonlStats {
+    int fields;          /* JSONL_GROUP | JSONL_COT: the optional keys of the file */
+    int min_len;         /* shortest row (the longest is the Dataset's seq_len) */
     long long n_scored;  /* positions with mask 1 */
-} JsonlData;
+} JsonlStats;
 
-/* Reads one file.  Returns 0, or 2 with err "PATH:LINE: what" (also for a file that
- * cannot be opened; 1 for an I/O error while reading); on error *out is zeroed. */
-int  jsonl_read(const char *path, const JsonlOptions *opt, JsonlData *out, AlError *err);
+/* Reads one file into *out (dataset_free it): n rows right-padded to seq_len = the
+ * longest row, info set for every row, vocab_size and n_classes as given or
+ * inferred (vocab includes the pad id), pad_id = the padding token, or −1 when no
+ * row is shorter than seq_len.  stats may be NULL.  Returns 0, or 2 with err
+ * "PATH:LINE: what" (also for a file that cannot be opened; 1 for an I/O error
+ * while reading); on error *out is zeroed. */
+int  jsonl_read(const char *path, const JsonlOptions *opt, Dataset *out, JsonlStats *stats, AlError *err);
 /* Reads a training and a test file with one vocabulary, one class count and one pad
- * id for both (inferred over both files unless given), as task type "file" needs.
- * Each keeps its own seq_len: create the model for max(train, test). */
+ * id for both (inferred over both files unless given; pad_id is set in both when
+ * either needs padding), as task type "file" needs.  Each keeps its own seq_len:
+ * create the model for max(train, test).  stats (NULL, or two entries) gets the
+ * train and test stats. */
 int  jsonl_read_pair(const char *train_path, const char *test_path, const JsonlOptions *opt,
-                     JsonlData *train, JsonlData *test, AlError *err);
+                     Dataset *train, Dataset *test, JsonlStats *stats, AlError *err);
 /* jsonl_read of text already in memory (need not be NUL-terminated); `name` stands
  * for the file name in messages.  The entry point for fuzzing. */
 int  jsonl_parse(const char *name, const char *text, size_t len, const JsonlOptions *opt,
-                 JsonlData *out, AlError *err);
-void jsonl_free(JsonlData *jd);   /* leaves *jd zeroed; safe on a zeroed JsonlData */
+                 Dataset *out, JsonlStats *stats, AlError *err);
 
-/* Writes d as JSON Lines to path, atomically (atomic_file.h): row r has the first
- * info->lengths[r] (or seq_len) positions; labels are the targets with −1 where not
- * scored, and mask[i] = (target ≥ 0).  info may be NULL; its NULL arrays are
- * omitted.  Returns 0; 2 for rows that would not read back (negative token, length
- * out of range, ...); 1 when the file cannot be written. */
-int  jsonl_write(const char *path, const Dataset *d, const JsonlRowInfo *info, AlError *err);
+/* Writes d as JSON Lines to path, atomically (atomic_file.h).  Row r has its first
+ * d->info[r].len positions (all seq_len when info is NULL); labels are the targets
+ * with −1 where not scored, and mask[i] = (target ≥ 0).  fields (JSONL_GROUP,
+ * JSONL_COT; both need d->info) adds "group" and the chain-of-thought keys.
+ * Returns 0; 2 for rows that would not read back (negative token, length out of
+ * range, nothing scored, ...), naming the row; 1 when the file cannot be written. */
+int  jsonl_write(const char *path, const Dataset *d, int fields, AlError *err);
 
 #endif

@@ -7,6 +7,8 @@
 
 #include "attnlab/data/dataset.h"
 #include "attnlab/data/cot_arith.h"
+#include "attnlab/data/cot_ed.h"
+#include "attnlab/data/cot_lis.h"
 #include "attnlab/data/index_lookup.h"
 #include "attnlab/data/khop.h"
 #include "attnlab/data/taskgen.h"
@@ -23,6 +25,8 @@ typedef struct TaskData {
         KhopTask khop;
         IdxParams idx;
         ArithParams arith;
+        LisParams lis;
+        EdParams ed;
     } params;
     int vocab_size, n_classes, seq_len;
     int n_distinct_train;         /* distinct training sequences */
