@@ -297,14 +297,16 @@ static void test_type_errors(void) {
     EXPECT_FAIL("{\"train\": {\"optimizer\": \"sgd\"}}",
                 SRC ": train.optimizer: expected one of \"adam\", \"adamw\"; got \"sgd\"");
     EXPECT_FAIL("{\"train\": {\"schedule\": \"cosine\"}}", "(did you mean \"warmup_cosine\"?)");
-    EXPECT_FAIL("{\"task\": {\"type\": \"copy\"}}",
-                SRC ": task.type: expected one of \"match2\", \"khop\", \"index_lookup\", \"arith\", \"lis\", \"ed\"; got \"copy\"");
+    EXPECT_FAIL("{\"task\": {\"type\": \"copy\"}}", SRC ": task.type: expected one of \"match2\", \"khop\", \"index_lookup\", ");
+    EXPECT_FAIL("{\"task\": {\"type\": \"copy\"}}", "\"file\"; got \"copy\"");
     EXPECT_FAIL("{\"task\": {\"type\": \"khop\", \"modulus\": 5}}", SRC ": task.modulus: not valid for task.type \"khop\"");
     EXPECT_FAIL("{\"task\": {\"type\": \"khop\", \"min_hops\": 3, \"max_hops\": 2}}",
                 SRC ": task.min_hops (3) must be <= task.max_hops (2)");
-    EXPECT_FAIL("{\"task\": {\"type\": \"index_lookup\", \"seq_len\": 8}}",
+    EXPECT_FAIL("{\"task\": {\"type\": \"index_lookup\", \"seq_len\": 8}, \"model\": {\"attention\": {\"causal\": true}}}",
                 SRC ": task.min_len (10) must be <= task.seq_len (8)");
     EXPECT_FAIL("{\"task\": {\"train_size\": 0}}", SRC ": task.train_size must be >= 1 for task.type \"match2\"");
+    EXPECT_FAIL("{\"task\": {\"type\": \"lis\"}}", SRC ": task.type \"lis\" needs model.attention.causal true (it is next-token prediction)");
+    EXPECT_FAIL("{\"task\": {\"type\": \"index_lookup\"}}", SRC ": task.type \"index_lookup\" needs model.attention.causal true");
     EXPECT_FAIL("{\"name\": 5}", SRC ": name: expected a string, got 5");
     EXPECT_FAIL("{\"model\": 5}", SRC ": model: expected an object, got 5");
     EXPECT_FAIL("{\"model\": {\"attention\": \"softmax\"}}",

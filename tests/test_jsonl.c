@@ -44,26 +44,28 @@ static double now_sec(void) {
 }
 
 /* Every invariant a successful read promises. */
-static int data_consistent(const JsonlData *jd) {
-    const Dataset *d = &jd->d;
-    if (d->n < 1 || d->seq_len < 1 || !jd->info.lengths || d->vocab_size < 1 || d->n_classes < 1) return 0;
+static int data_consistent(const Dataset *d, const JsonlStats *st) {
+    if (d->n < 1 || d->seq_len < 1 || !d->info || d->vocab_size < 1 || d->n_classes < 1) return 0;
     long long scored = 0;
     int min_len = d->seq_len, max_len = 0;
     for (int r = 0; r < d->n; r++) {
-        int len = jd->info.lengths[r];
+        const RowInfo *x = &d->info[r];
+        int len = x->len;
         if (len < 1 || len > d->seq_len) return 0;
         min_len = len < min_len ? len : min_len;
         max_len = len > max_len ? len : max_len;
         for (int i = 0; i < d->seq_len; i++) {
             int t = dataset_tokens(d, r)[i], y = dataset_targets(d, r)[i];
             if (t < 0 || t >= d->vocab_size || y < -1 || y >= d->n_classes) return 0;
-            if (i >= len && (t != jd->pad_id || y != -1)) return 0;
+            if (i >= len && (t != d->pad_id || y != -1)) return 0;
             scored += y >= 0;
         }
-        if (jd->info.prompt_len && (jd->info.prompt_len[r] > len || jd->info.answer_start[r] >= len)) return 0;
+        if (x->prompt_len < 0 || x->prompt_len > len || x->answer_start < -1 || x->answer_start >= len ||
+            x->answer_len < 0 || x->group < 0 || (x->answer_start >= 0 && x->answer_start + x->answer_len > len) ||
+            (x->answer_start < 0 && x->answer_len != 0)) return 0;
     }
-    return scored == jd->n_scored && scored > 0 && min_len == jd->min_len && max_len == d->seq_len &&
-           (jd->pad_id >= 0) == (min_len < max_len);
+    return scored == st->n_scored && scored > 0 && min_len == st->min_len && max_len == d->seq_len &&
+           (min_len == max_len || (d->pad_id >= 0 && d->pad_id < d->vocab_size));
 }
 
 /* ---- round trips ---------------------------------------------------------- */
@@ -74,12 +76,13 @@ static void test_exact_text(void) {
     int tok[6] = { 1, 2, 3, 4, 5, 6 }, tgt[6] = { -1, 1, 0, -1, -1, 1 };
     memcpy(d.tokens, tok, sizeof tok);
     memcpy(d.targets, tgt, sizeof tgt);
-    int lengths[2] = { 3, 2 }, groups[2] = { 0, 7 };
-    JsonlRowInfo info = { .lengths = lengths, .groups = groups };
+    dataset_alloc_info(&d);
+    d.info[0] = (RowInfo){ .len = 3, .group = 0 };
+    d.info[1] = (RowInfo){ .len = 2, .group = 7 };
     char path[512];
     path_in_dir(path, sizeof path, "exact.jsonl");
     AlError err = { 0 };
-    CHECK(jsonl_write(path, &d, &info, &err) == 0, "write: %s", err.msg);
+    CHECK(jsonl_write(path, &d, JSONL_GROUP, &err) == 0, "write: %s", err.msg);
     size_t n;
     char *text = slurp(path, &n);
     const char *want = "{\"tokens\":[1,2,3],\"labels\":[-1,1,0],\"mask\":[0,1,1],\"group\":0}\n"
@@ -95,67 +98,78 @@ static void test_round_trip(void) {
     Rng rng = rng_stream(SEED, 1);
     Dataset d;
     dataset_alloc(&d, N, L, 50, 9);
-    int lengths[N], groups[N], pl[N], as[N], al[N], max_tok = 0, max_tgt = 0;
+    dataset_alloc_info(&d);
+    int max_tok = 0, max_tgt = 0;
     for (int r = 0; r < N; r++) {
-        lengths[r] = 1 + (int)rng_below(&rng, L);
-        groups[r] = (int)rng_below(&rng, 3);
-        pl[r] = (int)rng_below(&rng, (uint32_t)lengths[r] + 1);
-        as[r] = r % 4 == 0 ? -1 : (int)rng_below(&rng, (uint32_t)lengths[r]);
-        al[r] = as[r] < 0 ? 0 : (int)rng_below(&rng, (uint32_t)(lengths[r] - as[r] + 1));
+        RowInfo *x = &d.info[r];
+        x->len = r == 5 ? L : 1 + (int)rng_below(&rng, L);  /* the longest row sets seq_len */
+        x->group = (int)rng_below(&rng, 3);
+        x->prompt_len = (int)rng_below(&rng, (uint32_t)x->len + 1);
+        x->answer_start = r % 4 == 0 ? -1 : (int)rng_below(&rng, (uint32_t)x->len);
+        x->answer_len = x->answer_start < 0 ? 0 : (int)rng_below(&rng, (uint32_t)(x->len - x->answer_start + 1));
         for (int i = 0; i < L; i++) {
             int t = (int)rng_below(&rng, 40), y = rng_below(&rng, 3) ? (int)rng_below(&rng, 7) : -1;
             dataset_tokens(&d, r)[i] = t;
             dataset_targets(&d, r)[i] = y;
-            if (i < lengths[r]) {
+            if (i < x->len) {
                 max_tok = t > max_tok ? t : max_tok;
                 max_tgt = y > max_tgt ? y : max_tgt;
             }
         }
     }
-    lengths[5] = L;  /* the longest row sets seq_len */
-    JsonlRowInfo info = { lengths, groups, pl, as, al };
     char path[512];
     path_in_dir(path, sizeof path, "round.jsonl");
     AlError err = { 0 };
-    CHECK(jsonl_write(path, &d, &info, &err) == 0, "write: %s", err.msg);
-    JsonlData jd;
-    int rc = jsonl_read(path, NULL, &jd, &err);
+    CHECK(jsonl_write(path, &d, JSONL_GROUP | JSONL_COT, &err) == 0, "write: %s", err.msg);
+    Dataset back;
+    JsonlStats st;
+    int rc = jsonl_read(path, NULL, &back, &st, &err);
     CHECK(rc == 0, "read back: %s", err.msg);
     if (rc) return;
-    CHECK(data_consistent(&jd), "read-back invariants");
-    CHECK(jd.d.n == N && jd.d.seq_len == L, "shape %d x %d", jd.d.n, jd.d.seq_len);
-    CHECK(jd.pad_id == max_tok + 1 && jd.d.vocab_size == max_tok + 2,
-          "pad %d vocab %d, want a fresh pad id %d", jd.pad_id, jd.d.vocab_size, max_tok + 1);
-    CHECK(jd.d.n_classes == max_tgt + 1, "n_classes %d, want %d", jd.d.n_classes, max_tgt + 1);
+    CHECK(data_consistent(&back, &st), "read-back invariants");
+    CHECK(st.fields == (JSONL_GROUP | JSONL_COT), "fields %d", st.fields);
+    CHECK(back.n == N && back.seq_len == L, "shape %d x %d", back.n, back.seq_len);
+    CHECK(back.pad_id == max_tok + 1 && back.vocab_size == max_tok + 2,
+          "pad %d vocab %d, want a fresh pad id %d", back.pad_id, back.vocab_size, max_tok + 1);
+    CHECK(back.n_classes == max_tgt + 1, "n_classes %d, want %d", back.n_classes, max_tgt + 1);
     int same = 1;
     for (int r = 0; r < N; r++) {
-        same &= jd.info.lengths[r] == lengths[r] && jd.info.groups[r] == groups[r] &&
-                jd.info.prompt_len[r] == pl[r] && jd.info.answer_start[r] == as[r] && jd.info.answer_len[r] == al[r];
-        same &= !memcmp(dataset_tokens(&jd.d, r), dataset_tokens(&d, r), sizeof(int) * (size_t)lengths[r]);
-        same &= !memcmp(dataset_targets(&jd.d, r), dataset_targets(&d, r), sizeof(int) * (size_t)lengths[r]);
+        const RowInfo *a = &d.info[r], *b = &back.info[r];
+        same &= a->len == b->len && a->group == b->group && a->prompt_len == b->prompt_len &&
+                a->answer_start == b->answer_start && a->answer_len == b->answer_len;
+        same &= !memcmp(dataset_tokens(&back, r), dataset_tokens(&d, r), sizeof(int) * (size_t)a->len);
+        same &= !memcmp(dataset_targets(&back, r), dataset_targets(&d, r), sizeof(int) * (size_t)a->len);
     }
-    CHECK(same, "rows or side data differ after the round trip");
+    CHECK(same, "rows or row info differ after the round trip");
 
     /* Writing what was read gives the same bytes. */
     char path2[512];
     path_in_dir(path2, sizeof path2, "round2.jsonl");
-    CHECK(jsonl_write(path2, &jd.d, &jd.info, &err) == 0, "rewrite: %s", err.msg);
+    CHECK(jsonl_write(path2, &back, st.fields, &err) == 0, "rewrite: %s", err.msg);
     size_t n1, n2;
     char *a = slurp(path, &n1), *b = slurp(path2, &n2);
     CHECK(a && b && n1 == n2 && !memcmp(a, b, n1), "rewritten file differs");
     free(a);
     free(b);
-    jsonl_free(&jd);
-    CHECK(jd.d.tokens == NULL && jd.info.lengths == NULL, "jsonl_free leaves it zeroed");
-    jsonl_free(&jd);  /* safe twice */
+    dataset_free(&back);
 
-    /* Fixed-length rows: bytes identical, no padding, vocab = max token + 1. */
-    CHECK(jsonl_write(path, &d, NULL, &err) == 0, "write fixed: %s", err.msg);
-    rc = jsonl_read(path, NULL, &jd, &err);
-    CHECK(rc == 0 && jd.pad_id == -1 && jd.d.seq_len == L && jd.info.groups == NULL && jd.info.prompt_len == NULL &&
-          !memcmp(jd.d.tokens, d.tokens, sizeof(int) * N * L) &&
-          !memcmp(jd.d.targets, d.targets, sizeof(int) * N * L), "fixed-length round trip: %s", err.msg);
-    jsonl_free(&jd);
+    /* Without the optional keys, the reader's info holds the defaults. */
+    CHECK(jsonl_write(path, &d, 0, &err) == 0, "write without fields: %s", err.msg);
+    rc = jsonl_read(path, NULL, &back, &st, &err);
+    CHECK(rc == 0 && st.fields == 0 && back.info[7].group == 0 && back.info[7].prompt_len == 0 &&
+          back.info[7].answer_start == -1 && back.info[7].answer_len == 0 && back.info[7].len == d.info[7].len,
+          "defaults without optional keys: %s", err.msg);
+    dataset_free(&back);
+
+    /* Fixed-length rows (no info): bytes identical, no padding, vocab = max token + 1. */
+    free(d.info);
+    d.info = NULL;
+    CHECK(jsonl_write(path, &d, 0, &err) == 0, "write fixed: %s", err.msg);
+    rc = jsonl_read(path, NULL, &back, &st, &err);
+    CHECK(rc == 0 && back.pad_id == -1 && back.seq_len == L && st.min_len == L &&
+          !memcmp(back.tokens, d.tokens, sizeof(int) * N * L) &&
+          !memcmp(back.targets, d.targets, sizeof(int) * N * L), "fixed-length round trip: %s", err.msg);
+    dataset_free(&back);
     dataset_free(&d);
 }
 
@@ -166,25 +180,26 @@ static void test_dyck_file(void) {
     Rng rng = rng_stream(SEED, 2);
     Dataset d;
     dataset_alloc(&d, N, L, dyck_vocab_size(&p), 2);
-    int groups[N];
+    dataset_alloc_info(&d);
     for (int r = 0; r < N; r++) {
         Example ex = { .tokens = dataset_tokens(&d, r), .targets = dataset_targets(&d, r) };
         dyck_sample(&p, &rng, &ex);
-        groups[r] = ex.group;
+        d.info[r] = (RowInfo){ ex.len, ex.prompt_len, ex.answer_start, ex.answer_len, ex.group };
     }
-    JsonlRowInfo info = { .groups = groups };
     char path[512];
     path_in_dir(path, sizeof path, "dyck.jsonl");
     AlError err = { 0 };
-    JsonlData jd;
-    int rc = jsonl_write(path, &d, &info, &err) || jsonl_read(path, NULL, &jd, &err);
+    Dataset back;
+    JsonlStats st;
+    int rc = jsonl_write(path, &d, JSONL_GROUP, &err) || jsonl_read(path, NULL, &back, &st, &err);
     CHECK(rc == 0, "dyck file: %s", err.msg);
     if (rc) return;
-    CHECK(jd.d.vocab_size == 4 && jd.d.n_classes == 2 && jd.n_scored == N && jd.pad_id == -1,
-          "dyck file: vocab %d classes %d scored %lld", jd.d.vocab_size, jd.d.n_classes, jd.n_scored);
-    CHECK(!memcmp(jd.d.tokens, d.tokens, sizeof(int) * N * L) && !memcmp(jd.info.groups, groups, sizeof groups),
-          "dyck file: rows differ");
-    jsonl_free(&jd);
+    CHECK(back.vocab_size == 4 && back.n_classes == 2 && st.n_scored == N && back.pad_id == -1,
+          "dyck file: vocab %d classes %d scored %lld", back.vocab_size, back.n_classes, st.n_scored);
+    int same = !memcmp(back.tokens, d.tokens, sizeof(int) * N * L) && !memcmp(back.targets, d.targets, sizeof(int) * N * L);
+    for (int r = 0; r < N; r++) same &= back.info[r].group == d.info[r].group;
+    CHECK(same, "dyck file: rows or groups differ");
+    dataset_free(&back);
     dataset_free(&d);
 }
 
@@ -198,39 +213,44 @@ static void test_pair_and_options(void) {
                        "{\"tokens\":[2],\"labels\":[1],\"mask\":[1]}";  /* no final newline */
     write_file(tr, train, strlen(train));
     write_file(te, test, strlen(test));
-    JsonlData a, b;
+    Dataset a, b;
+    JsonlStats st[2];
     AlError err = { 0 };
-    int rc = jsonl_read_pair(tr, te, NULL, &a, &b, &err);
+    int rc = jsonl_read_pair(tr, te, NULL, &a, &b, st, &err);
     CHECK(rc == 0, "pair: %s", err.msg);
     if (rc == 0) {
         /* One vocabulary (max token 7, plus a fresh pad id 8) and one class count (0..4). */
-        CHECK(a.d.vocab_size == 9 && b.d.vocab_size == 9 && a.d.n_classes == 5 && b.d.n_classes == 5,
-              "pair: vocab %d/%d classes %d/%d", a.d.vocab_size, b.d.vocab_size, a.d.n_classes, b.d.n_classes);
-        CHECK(a.pad_id == -1 && b.pad_id == 8 && a.d.seq_len == 3 && b.d.seq_len == 5,
-              "pair: pad %d/%d seq_len %d/%d", a.pad_id, b.pad_id, a.d.seq_len, b.d.seq_len);
-        CHECK(dataset_tokens(&b.d, 1)[1] == 8 && dataset_targets(&b.d, 1)[1] == -1 && dataset_targets(&b.d, 1)[0] == 1,
+        CHECK(a.vocab_size == 9 && b.vocab_size == 9 && a.n_classes == 5 && b.n_classes == 5,
+              "pair: vocab %d/%d classes %d/%d", a.vocab_size, b.vocab_size, a.n_classes, b.n_classes);
+        CHECK(a.pad_id == 8 && b.pad_id == 8 && a.seq_len == 3 && b.seq_len == 5 && st[0].min_len == 3 &&
+              st[1].min_len == 1, "pair: pad %d/%d seq_len %d/%d", a.pad_id, b.pad_id, a.seq_len, b.seq_len);
+        CHECK(dataset_tokens(&b, 1)[1] == 8 && dataset_targets(&b, 1)[1] == -1 && dataset_targets(&b, 1)[0] == 1,
               "pair: padding of the short test row");
-        CHECK(data_consistent(&a) && data_consistent(&b), "pair: invariants");
+        CHECK(data_consistent(&a, &st[0]) && data_consistent(&b, &st[1]), "pair: invariants");
     }
-    jsonl_free(&a);
-    jsonl_free(&b);
+    dataset_free(&a);
+    dataset_free(&b);
 
     /* Given sizes and a given pad id. */
     JsonlOptions o = { .vocab_size = 20, .n_classes = 6, .pad_id_set = 1, .pad_id = 0 };
-    rc = jsonl_read_pair(tr, te, &o, &a, &b, &err);
-    CHECK(rc == 0 && a.d.vocab_size == 20 && b.d.n_classes == 6 && b.pad_id == 0 &&
-          dataset_tokens(&b.d, 1)[4] == 0, "pair with options: %s", err.msg);
-    jsonl_free(&a);
-    jsonl_free(&b);
+    rc = jsonl_read_pair(tr, te, &o, &a, &b, NULL, &err);
+    CHECK(rc == 0 && a.vocab_size == 20 && b.n_classes == 6 && b.pad_id == 0 &&
+          dataset_tokens(&b, 1)[4] == 0, "pair with options: %s", err.msg);
+    dataset_free(&a);
+    dataset_free(&b);
     /* A pad id beyond the inferred vocabulary widens it. */
     JsonlOptions o2 = { .pad_id_set = 1, .pad_id = 30 };
-    rc = jsonl_read(te, &o2, &a, &err);
-    CHECK(rc == 0 && a.d.vocab_size == 31 && a.pad_id == 30, "pad 30: vocab %d", a.d.vocab_size);
-    jsonl_free(&a);
-    /* The second file's errors name the second file; *train is left empty. */
-    rc = jsonl_read_pair(tr, "/nonexistent/test.jsonl", NULL, &a, &b, &err);
-    CHECK(rc == 2 && strstr(err.msg, "cannot open '/nonexistent/test.jsonl'") && a.d.tokens == NULL,
+    rc = jsonl_read(te, &o2, &a, NULL, &err);
+    CHECK(rc == 0 && a.vocab_size == 31 && a.pad_id == 30, "pad 30: vocab %d", a.vocab_size);
+    dataset_free(&a);
+    /* The second file's errors name the second file; both outputs are left empty. */
+    rc = jsonl_read_pair(tr, "/nonexistent/test.jsonl", NULL, &a, &b, NULL, &err);
+    CHECK(rc == 2 && strstr(err.msg, "cannot open '/nonexistent/test.jsonl'") && a.tokens == NULL && b.tokens == NULL,
           "pair, missing test file: %s", err.msg);
+    rc = jsonl_read_pair(te, tr, NULL, &a, &b, NULL, &err);  /* swapped: fine too */
+    CHECK(rc == 0, "pair swapped: %s", err.msg);
+    dataset_free(&a);
+    dataset_free(&b);
 }
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -321,37 +341,37 @@ static void test_errors(void) {
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         const BadCase *c = &BAD[i];
         size_t n = case_len(c);
-        JsonlData jd;
+        Dataset jd;
         AlError err = { 0 };
-        int rc = jsonl_parse("mem.jsonl", c->text, n, &c->opt, &jd, &err);
+        int rc = jsonl_parse("mem.jsonl", c->text, n, &c->opt, &jd, NULL, &err);
         CHECK(rc == 2 && err.code == 2 && check_message(err.msg, "mem.jsonl", c->line, c->want),
               "case %zu (in memory): rc %d, got '%s', want 'mem.jsonl:%d: ...%s'", i, rc, err.msg, c->line, c->want);
-        CHECK(jd.d.tokens == NULL && jd.info.lengths == NULL, "case %zu: output not left empty", i);
+        CHECK(jd.tokens == NULL && jd.info == NULL, "case %zu: output not left empty", i);
         /* The same through the file reader. */
         write_file(path, c->text, n);
         AlError ferr = { 0 };
-        rc = jsonl_read(path, &c->opt, &jd, &ferr);
+        rc = jsonl_read(path, &c->opt, &jd, NULL, &ferr);
         CHECK(rc == 2 && check_message(ferr.msg, path, c->line, c->want),
               "case %zu (file): rc %d, got '%s', want '%s:%d: ...%s'", i, rc, ferr.msg, path, c->line, c->want);
     }
     printf("%zu error cases, each in memory and from a file\n", sizeof BAD / sizeof *BAD);
 
-    JsonlData jd;
+    Dataset jd;
     AlError err = { 0 };
-    CHECK(jsonl_read("/nonexistent/x.jsonl", NULL, &jd, &err) == 2 &&
+    CHECK(jsonl_read("/nonexistent/x.jsonl", NULL, &jd, NULL, &err) == 2 &&
           strcmp(err.msg, "cannot open '/nonexistent/x.jsonl': No such file or directory") == 0, "missing file: %s", err.msg);
-    CHECK(jsonl_read(g_dir, NULL, &jd, &err) != 0 && strstr(err.msg, g_dir), "a directory: %s", err.msg);
+    CHECK(jsonl_read(g_dir, NULL, &jd, NULL, &err) != 0 && strstr(err.msg, g_dir), "a directory: %s", err.msg);
     JsonlOptions bad_pad = { .vocab_size = 5, .pad_id_set = 1, .pad_id = 5 };
-    CHECK(jsonl_parse("m", OK_ROW, strlen(OK_ROW), &bad_pad, &jd, &err) == 2 &&
+    CHECK(jsonl_parse("m", OK_ROW, strlen(OK_ROW), &bad_pad, &jd, NULL, &err) == 2 &&
           strstr(err.msg, "pad_id 5 must be >= 0 and < vocab_size 5"), "bad pad option: %s", err.msg);
 
     /* Accepted variations: CRLF, a byte-order mark, no final newline, spaces. */
     const char *ok = "\xEF\xBB\xBF{\"tokens\":[1,2],\"labels\":[0,1],\"mask\":[1,1]}\r\n"
                      "  { \"mask\" : [ 0 , 1 ] , \"labels\" : [ -1 , 1.0 ] , \"tokens\" : [ 3 , 1e0 ] }  ";
-    int rc = jsonl_parse("ok", ok, strlen(ok), NULL, &jd, &err);
-    CHECK(rc == 0 && jd.d.n == 2 && dataset_tokens(&jd.d, 1)[0] == 3 && dataset_tokens(&jd.d, 1)[1] == 1 &&
-          dataset_targets(&jd.d, 1)[0] == -1 && dataset_targets(&jd.d, 1)[1] == 1, "variations: %s", err.msg);
-    jsonl_free(&jd);
+    int rc = jsonl_parse("ok", ok, strlen(ok), NULL, &jd, NULL, &err);
+    CHECK(rc == 0 && jd.n == 2 && dataset_tokens(&jd, 1)[0] == 3 && dataset_tokens(&jd, 1)[1] == 1 &&
+          dataset_targets(&jd, 1)[0] == -1 && dataset_targets(&jd, 1)[1] == 1, "variations: %s", err.msg);
+    dataset_free(&jd);
 
     /* Writer refusals. */
     Dataset d;
@@ -359,18 +379,23 @@ static void test_errors(void) {
     char wpath[512];
     path_in_dir(wpath, sizeof wpath, "w.jsonl");
     d.targets[0] = d.targets[1] = -1;
-    CHECK(jsonl_write(wpath, &d, NULL, &err) == 2 && strstr(err.msg, "no position is scored"), "write unscored: %s", err.msg);
+    CHECK(jsonl_write(wpath, &d, 0, &err) == 2 && strstr(err.msg, "no position is scored"), "write unscored: %s", err.msg);
     d.targets[1] = 1;
     d.tokens[0] = -4;
-    CHECK(jsonl_write(wpath, &d, NULL, &err) == 2 && strstr(err.msg, "row 0: token -4 at position 0"), "write negative: %s", err.msg);
+    CHECK(jsonl_write(wpath, &d, 0, &err) == 2 && strstr(err.msg, "row 0: token -4 at position 0"), "write negative: %s", err.msg);
     d.tokens[0] = 1;
-    int len3[1] = { 3 };
-    JsonlRowInfo li = { .lengths = len3 };
-    CHECK(jsonl_write(wpath, &d, &li, &err) == 2 && strstr(err.msg, "row 0: length 3 not in [1, 2]"), "write length: %s", err.msg);
+    CHECK(jsonl_write(wpath, &d, JSONL_GROUP, &err) == 2 && strstr(err.msg, "need the dataset's row info"),
+          "write groups without info: %s", err.msg);
+    dataset_alloc_info(&d);
+    d.info[0] = (RowInfo){ .len = 3 };
+    CHECK(jsonl_write(wpath, &d, 0, &err) == 2 && strstr(err.msg, "row 0: length 3 not in [1, 2]"), "write length: %s", err.msg);
+    d.info[0] = (RowInfo){ .len = 2, .prompt_len = 1, .answer_start = -1, .answer_len = 1 };
+    CHECK(jsonl_write(wpath, &d, JSONL_COT, &err) == 2 && strstr(err.msg, "row 0: answer_len must be 0"),
+          "write bad chain-of-thought fields: %s", err.msg);
     CHECK(access(wpath, F_OK) != 0, "a refused write left a file");
     char nodir[600];
     snprintf(nodir, sizeof nodir, "%s/no/such/dir.jsonl", g_dir);
-    CHECK(jsonl_write(nodir, &d, NULL, &err) == 1 && strstr(err.msg, "does not exist"), "write to a missing dir: %s", err.msg);
+    CHECK(jsonl_write(nodir, &d, 0, &err) == 1 && strstr(err.msg, "does not exist"), "write to a missing dir: %s", err.msg);
     dataset_free(&d);
 }
 
@@ -397,23 +422,23 @@ static void test_chunked_reader(void) {
     char path[512];
     path_in_dir(path, sizeof path, "big.jsonl");
     write_file(path, text, n);
-    JsonlData a, b;
+    Dataset a, b;
     AlError err = { 0 };
-    int ra = jsonl_parse(path, text, n, NULL, &a, &err), rb = jsonl_read(path, NULL, &b, &err);
+    int ra = jsonl_parse(path, text, n, NULL, &a, NULL, &err), rb = jsonl_read(path, NULL, &b, NULL, &err);
     CHECK(ra == 0 && rb == 0, "big file: %s", err.msg);
     if (ra == 0 && rb == 0) {
-        CHECK(a.d.n == rows && b.d.n == rows && a.d.seq_len == b.d.seq_len &&
-              !memcmp(a.d.tokens, b.d.tokens, sizeof(int) * (size_t)a.d.n * (size_t)a.d.seq_len) &&
-              !memcmp(a.info.lengths, b.info.lengths, sizeof(int) * (size_t)rows), "big file: file and memory differ");
-        printf("chunked reader: %d rows, %zu bytes, longest row %d\n", rows, n, b.d.seq_len);
+        CHECK(a.n == rows && b.n == rows && a.seq_len == b.seq_len &&
+              !memcmp(a.tokens, b.tokens, sizeof(int) * (size_t)a.n * (size_t)a.seq_len) &&
+              !memcmp(a.info, b.info, sizeof(RowInfo) * (size_t)rows), "big file: file and memory differ");
+        printf("chunked reader: %d rows, %zu bytes, longest row %d\n", rows, n, b.seq_len);
     }
-    jsonl_free(&a);
-    jsonl_free(&b);
+    dataset_free(&a);
+    dataset_free(&b);
     /* With a line limit just below the longest line, both fail on the same line. */
     JsonlOptions o = { .max_line_bytes = 100000, .max_cells = 1 << 26 };
     AlError ea = { 0 }, eb = { 0 };
-    ra = jsonl_parse(path, text, n, &o, &a, &ea);
-    rb = jsonl_read(path, &o, &b, &eb);
+    ra = jsonl_parse(path, text, n, &o, &a, NULL, &ea);
+    rb = jsonl_read(path, &o, &b, NULL, &eb);
     CHECK(ra == 2 && rb == 2 && strcmp(ea.msg, eb.msg) == 0 && strstr(ea.msg, "line longer than 100000 bytes"),
           "long line: '%s' vs '%s'", ea.msg, eb.msg);
     free(text);
@@ -471,16 +496,17 @@ static void test_mutations(void) {
         size_t n = strlen(valid);
         memcpy(buf, valid, n);
         n = mutate(&rng, buf, n, CAP);
-        JsonlData jd;
+        Dataset jd;
+        JsonlStats st;
         AlError err = { 0 };
-        int rc = jsonl_parse("fuzz.jsonl", buf, n, it % 2 ? &small : NULL, &jd, &err);
+        int rc = jsonl_parse("fuzz.jsonl", buf, n, it % 2 ? &small : NULL, &jd, &st, &err);
         if (rc == 0) {
             loaded++;
-            bad_data += !data_consistent(&jd);
-            jsonl_free(&jd);
+            bad_data += !data_consistent(&jd, &st);
+            dataset_free(&jd);
         } else {
             failed++;
-            bad_msg += rc != 2 || strncmp(err.msg, "fuzz.jsonl:", 11) != 0 || jd.d.tokens != NULL;
+            bad_msg += rc != 2 || strncmp(err.msg, "fuzz.jsonl:", 11) != 0 || jd.tokens != NULL;
         }
     }
     printf("mutations: %ld loaded, %ld rejected, %.2f s\n", loaded, failed, now_sec() - t0);

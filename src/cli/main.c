@@ -1,6 +1,7 @@
 /* main.c — the attnlab command line (run through the ./train launcher).
  *
  *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume] [--quiet]
+ *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train bench [--rounds N]
  *   ./train --help
  *
@@ -22,6 +23,8 @@ static void usage(FILE *f) {
         "\n"
         "usage:\n"
         "  ./train CONFIG.json [options]   train as the config says; results in results/<name>/\n"
+        "  ./train data CONFIG.json        write the config's train/test sets to data/<task>/*.jsonl\n"
+        "                                  (--set and --out work as for training; format: data/README.md)\n"
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train --help                  this text\n"
         "  ./train --help-config           every config key: type, range, default, meaning\n"
@@ -50,10 +53,11 @@ static int report(int rc, const AlError *err) {
     return rc;
 }
 
-static int cmd_train(int argc, char **argv) {
+/* ./train [data] CONFIG.json [options]: argv[first] is the first option or config. */
+static int cmd_train(int argc, char **argv, int first, int write_data) {
     const char *sets[MAX_SETS];
     TrainOptions opt = { .overrides = sets };
-    for (int i = 1; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
         if (!strcmp(a, "--set")) {
@@ -80,7 +84,7 @@ static int cmd_train(int argc, char **argv) {
     }
     if (!opt.config_path) return usage_error("%s", "no config file given");
     AlError err = {0};
-    return report(train_run(&opt, &err), &err);
+    return report(write_data ? train_write_data(&opt, &err) : train_run(&opt, &err), &err);
 }
 
 int main(int argc, char **argv) {
@@ -102,5 +106,6 @@ int main(int argc, char **argv) {
         AlError err = {0};
         return report(bench_main(argc - 1, argv + 1, &err), &err);
     }
-    return cmd_train(argc, argv);
+    if (!strcmp(argv[1], "data")) return cmd_train(argc, argv, 2, 1);
+    return cmd_train(argc, argv, 1, 0);
 }

@@ -491,37 +491,31 @@ static int store_finish(const Store *s, AlError *err) {
     return 0;
 }
 
-static int *copy_ints(const int *a, int n, int keep) {
-    if (!keep) return NULL;
-    int *c = al_malloc((size_t)n * sizeof *c);
-    memcpy(c, a, (size_t)n * sizeof *c);
-    return c;
-}
-
-static void store_to_data(const Store *s, int vocab, int n_classes, int pad, JsonlData *out) {
-    memset(out, 0, sizeof *out);
-    dataset_alloc(&out->d, s->n, s->max_len, vocab, n_classes);
+static void store_to_dataset(const Store *s, int vocab, int n_classes, int pad, Dataset *out,
+                             JsonlStats *stats) {
+    dataset_alloc(out, s->n, s->max_len, vocab, n_classes);
+    dataset_alloc_info(out);
+    out->pad_id = pad;
     for (int r = 0; r < s->n; r++) {
-        int *tok = dataset_tokens(&out->d, r), *tgt = dataset_targets(&out->d, r);
+        int *tok = dataset_tokens(out, r), *tgt = dataset_targets(out, r);
         memcpy(tok, s->tok + s->start[r], (size_t)s->len[r] * sizeof *tok);
         memcpy(tgt, s->tgt + s->start[r], (size_t)s->len[r] * sizeof *tgt);
         for (int i = s->len[r]; i < s->max_len; i++) {
             tok[i] = pad;
             tgt[i] = DATASET_IGNORE;
         }
+        out->info[r] = (RowInfo){ .len = s->len[r], .prompt_len = s->prompt_len[r],
+                                  .answer_start = s->answer_start[r], .answer_len = s->answer_len[r],
+                                  .group = s->group[r] };
     }
-    out->info.lengths = copy_ints(s->len, s->n, 1);
-    out->info.groups = copy_ints(s->group, s->n, s->has_group);
-    out->info.prompt_len = copy_ints(s->prompt_len, s->n, s->has_cot);
-    out->info.answer_start = copy_ints(s->answer_start, s->n, s->has_cot);
-    out->info.answer_len = copy_ints(s->answer_len, s->n, s->has_cot);
-    out->pad_id = s->min_len < s->max_len ? pad : -1;
-    out->min_len = s->min_len;
-    out->n_scored = s->n_scored;
+    if (stats)
+        *stats = (JsonlStats){ .fields = (s->has_group ? JSONL_GROUP : 0) | (s->has_cot ? JSONL_COT : 0),
+                               .min_len = s->min_len, .n_scored = s->n_scored };
 }
 
 /* One vocabulary, class count and pad id for n_stores stores; fills out[i]. */
-static void stores_to_data(const Store *st, int n_stores, const JsonlOptions *o, JsonlData *out) {
+static void stores_to_datasets(const Store *st, int n_stores, const JsonlOptions *o, Dataset *out,
+                               JsonlStats *stats) {
     int max_token = -1, max_label = -1, padded = 0;
     for (int i = 0; i < n_stores; i++) {
         if (st[i].max_token > max_token) max_token = st[i].max_token;
@@ -537,41 +531,42 @@ static void stores_to_data(const Store *st, int n_stores, const JsonlOptions *o,
     } else if (padded) {
         pad = vocab++;
     }
-    for (int i = 0; i < n_stores; i++) store_to_data(&st[i], vocab, n_classes, pad, &out[i]);
+    for (int i = 0; i < n_stores; i++)
+        store_to_dataset(&st[i], vocab, n_classes, pad, &out[i], stats ? &stats[i] : NULL);
 }
 
 /* ---- public reading ---------------------------------------------------------- */
 
 int jsonl_parse(const char *name, const char *text, size_t len, const JsonlOptions *opt,
-                JsonlData *out, AlError *err) {
+                Dataset *out, JsonlStats *stats, AlError *err) {
     memset(out, 0, sizeof *out);
     if (check_options(opt, err)) return 2;
     Store s;
     store_init(&s, name, opt);
     int rc = feed_buffer(&s, text, len, err);
     if (!rc) rc = store_finish(&s, err);
-    if (!rc) stores_to_data(&s, 1, opt, out);
+    if (!rc) stores_to_datasets(&s, 1, opt, out, stats);
     store_free(&s);
     return rc;
 }
 
-int jsonl_read(const char *path, const JsonlOptions *opt, JsonlData *out, AlError *err) {
+int jsonl_read(const char *path, const JsonlOptions *opt, Dataset *out, JsonlStats *stats, AlError *err) {
     memset(out, 0, sizeof *out);
-    if (check_options(opt, err)) return err->code;
+    if (check_options(opt, err)) return 2;
     Store s;
     store_init(&s, path, opt);
     int rc = store_from_file(&s, path, err);
     if (!rc) rc = store_finish(&s, err);
-    if (!rc) stores_to_data(&s, 1, opt, out);
+    if (!rc) stores_to_datasets(&s, 1, opt, out, stats);
     store_free(&s);
     return rc;
 }
 
 int jsonl_read_pair(const char *train_path, const char *test_path, const JsonlOptions *opt,
-                    JsonlData *train, JsonlData *test, AlError *err) {
+                    Dataset *train, Dataset *test, JsonlStats *stats, AlError *err) {
     memset(train, 0, sizeof *train);
     memset(test, 0, sizeof *test);
-    if (check_options(opt, err)) return err->code;
+    if (check_options(opt, err)) return 2;
     Store s[2];
     store_init(&s[0], train_path, opt);
     store_init(&s[1], test_path, opt);
@@ -580,24 +575,14 @@ int jsonl_read_pair(const char *train_path, const char *test_path, const JsonlOp
     if (!rc) rc = store_from_file(&s[1], test_path, err);
     if (!rc) rc = store_finish(&s[1], err);
     if (!rc) {
-        JsonlData out[2];
-        stores_to_data(s, 2, opt, out);
+        Dataset out[2];
+        stores_to_datasets(s, 2, opt, out, stats);
         *train = out[0];
         *test = out[1];
     }
     store_free(&s[0]);
     store_free(&s[1]);
     return rc;
-}
-
-void jsonl_free(JsonlData *jd) {
-    dataset_free(&jd->d);
-    free(jd->info.lengths);
-    free(jd->info.groups);
-    free(jd->info.prompt_len);
-    free(jd->info.answer_start);
-    free(jd->info.answer_len);
-    memset(jd, 0, sizeof *jd);
 }
 
 /* ---- writing ------------------------------------------------------------------ */
@@ -632,8 +617,7 @@ static void text_array(Text *t, const char *key, const int *v, int n, int what) 
 }
 
 /* Rows must read back: the checks the reader would make, with row numbers. */
-static int write_check_row(const char *path, const Dataset *d, const JsonlRowInfo *x, int r, int len,
-                           AlError *err) {
+static int write_check_row(const char *path, const Dataset *d, int fields, int r, int len, AlError *err) {
     if (len < 1 || len > d->seq_len)
         return al_fail(err, 2, "jsonl_write '%s': row %d: length %d not in [1, %d]", path, r, len, d->seq_len);
     if (len > JSONL_MAX_ROW_LEN)
@@ -648,48 +632,51 @@ static int write_check_row(const char *path, const Dataset *d, const JsonlRowInf
             return al_fail(err, 2, "jsonl_write '%s': row %d: target %d at position %d not in [-1, %d]",
                            path, r, tgt[i], i, JSONL_MAX_ID);
     }
-    if (x && x->groups && (x->groups[r] < 0 || x->groups[r] > JSONL_MAX_GROUP))
-        return al_fail(err, 2, "jsonl_write '%s': row %d: group %d not in [0, %d]", path, r, x->groups[r],
+    const RowInfo *x = d->info ? &d->info[r] : NULL;
+    if ((fields & JSONL_GROUP) && (x->group < 0 || x->group > JSONL_MAX_GROUP))
+        return al_fail(err, 2, "jsonl_write '%s': row %d: group %d not in [0, %d]", path, r, x->group,
                        JSONL_MAX_GROUP);
-    const char *why = x && x->prompt_len ? cot_problem(len, x->prompt_len[r], x->answer_start[r],
-                                                        x->answer_len[r]) : NULL;
+    const char *why = fields & JSONL_COT ? cot_problem(len, x->prompt_len, x->answer_start, x->answer_len) : NULL;
     if (why) return al_fail(err, 2, "jsonl_write '%s': row %d: %s", path, r, why);
     return 0;
 }
 
-static void write_row(Text *t, const Dataset *d, const JsonlRowInfo *x, int r, int len) {
+static void write_row(Text *t, const Dataset *d, int fields, int r, int len) {
     text_array(t, "{\"tokens\":[", dataset_tokens(d, r), len, K_TOKENS);
     text_array(t, ",\"labels\":[", dataset_targets(d, r), len, K_LABELS);
     text_array(t, ",\"mask\":[", dataset_targets(d, r), len, K_MASK);
-    if (x && x->groups) {
+    if (fields & JSONL_GROUP) {
         text_str(t, ",\"group\":");
-        text_int(t, x->groups[r]);
+        text_int(t, d->info[r].group);
     }
-    if (x && x->prompt_len) {
+    if (fields & JSONL_COT) {
         text_str(t, ",\"prompt_len\":");
-        text_int(t, x->prompt_len[r]);
+        text_int(t, d->info[r].prompt_len);
         text_str(t, ",\"answer_start\":");
-        text_int(t, x->answer_start[r]);
+        text_int(t, d->info[r].answer_start);
         text_str(t, ",\"answer_len\":");
-        text_int(t, x->answer_len[r]);
+        text_int(t, d->info[r].answer_len);
     }
     text_str(t, "}\n");
 }
 
-int jsonl_write(const char *path, const Dataset *d, const JsonlRowInfo *info, AlError *err) {
+int jsonl_write(const char *path, const Dataset *d, int fields, AlError *err) {
     if (d->n < 1 || d->seq_len < 1)
         return al_fail(err, 2, "jsonl_write '%s': the dataset has no rows", path);
-    if (info && info->prompt_len && (!info->answer_start || !info->answer_len))
-        return al_fail(err, 2, "jsonl_write '%s': prompt_len, answer_start and answer_len go together", path);
+    if (fields & ~(JSONL_GROUP | JSONL_COT))
+        return al_fail(err, 2, "jsonl_write '%s': unknown field flags %#x", path, (unsigned)fields);
+    if (fields && !d->info)
+        return al_fail(err, 2, "jsonl_write '%s': group or chain-of-thought fields need the dataset's "
+                       "row info", path);
     long long scored = 0;
     Text t = { 0 };
     int rc = 0;
     for (int r = 0; r < d->n && rc == 0; r++) {
-        int len = info && info->lengths ? info->lengths[r] : d->seq_len;
-        rc = write_check_row(path, d, info, r, len, err);
+        int len = d->info ? d->info[r].len : d->seq_len;
+        rc = write_check_row(path, d, fields, r, len, err);
         if (rc) break;
         for (int i = 0; i < len; i++) scored += dataset_targets(d, r)[i] >= 0;
-        write_row(&t, d, info, r, len);
+        write_row(&t, d, fields, r, len);
     }
     if (rc == 0 && scored == 0)
         rc = al_fail(err, 2, "jsonl_write '%s': no position is scored (every target is -1)", path);

@@ -1,5 +1,6 @@
 /* task.c — see task.h. */
 #include "attnlab/data/task.h"
+#include "attnlab/data/jsonl.h"
 #include "attnlab/data/match2.h"
 #include "attnlab/data/seqset.h"
 
@@ -88,13 +89,32 @@ static int cot_generator(const CfgTask *t, TaskData *td, AlError *err) {
     }
 }
 
-/* The generator of a generated task (every type but match2). */
+static void dyck_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
+    (void)split;
+    dyck_sample(g->params, rng, ex);
+}
+
+static int dyck_generator(const CfgTask *t, TaskData *td, AlError *err) {
+    DyckParams *p = &td->params.dyck;
+    *p = (DyckParams){ t->seq_len, t->depth, t->types };
+    if (dyck_check(p, err)) return err->code;
+    /* Groups: positives, negatives with a broken depth profile, and negatives whose
+     * profile is valid (only bracket types wrong: these need real matching). */
+    td->gen = (TaskGen){ .name = "dyck", .vocab_size = dyck_vocab_size(p), .n_classes = dyck_n_classes(p),
+                         .max_len = dyck_max_len(p), .sample = dyck_task_sample, .params = p, .n_groups = 3,
+                         .group_names = { [DYCK_GROUP_POSITIVE] = "positive", [DYCK_GROUP_PROFILE] = "negative_profile",
+                                          [DYCK_GROUP_TYPE_ONLY] = "negative_type_only" } };
+    return 0;
+}
+
+/* The generator of a generated task (every type but match2 and file). */
 static int task_generator(const Config *c, TaskData *td, AlError *err) {
     switch (c->task.type) {
     case TASK_KHOP: return khop_generator(&c->task, td, err);
     case TASK_INDEX_LOOKUP: return idx_generator(&c->task, td, err);
     case TASK_ARITH: case TASK_LIS: case TASK_ED: return cot_generator(&c->task, td, err);
-    case TASK_MATCH2: break;
+    case TASK_DYCK: return dyck_generator(&c->task, td, err);
+    case TASK_MATCH2: case TASK_FILE: break;
     }
     return al_fail(err, 2, "task.type %d has no generator", (int)c->task.type);
 }
@@ -118,6 +138,19 @@ static int build_match2(const Config *c, TaskData *td, AlError *err) {
              "%d test sequences disjoint from train",
              t->seq_len, t->modulus, td->train.n, tr.n_distinct, tr.n_topped_up, (long)tr.draws,
              td->test.n);
+    return 0;
+}
+
+/* Datasets a user brings (data/README.md): both files share one vocabulary. */
+static int build_file(const Config *c, TaskData *td, AlError *err) {
+    JsonlOptions opt = {0};
+    JsonlStats st[2];
+    if (jsonl_read_pair(c->task.train_path, c->task.test_path, &opt, &td->train, &td->test, st, err))
+        return err->code;
+    td->n_distinct_train = dataset_count_distinct(&td->train);
+    snprintf(td->summary, sizeof td->summary, "file: %d training rows (%d distinct) from %s, %d test rows from %s, "
+             "vocabulary %d, %d classes", td->train.n, td->n_distinct_train, c->task.train_path, td->test.n,
+             c->task.test_path, td->train.vocab_size, td->train.n_classes);
     return 0;
 }
 
@@ -152,6 +185,7 @@ int task_build(const Config *c, TaskData *td, AlError *err) {
     int rc = 0;
     switch (c->task.type) {
     case TASK_MATCH2: rc = build_match2(c, td, err); break;
+    case TASK_FILE: rc = build_file(c, td, err); break;
     default: rc = task_generator(c, td, err) || build_generated(c, td, err); break;
     }
     if (rc) {
@@ -160,11 +194,25 @@ int task_build(const Config *c, TaskData *td, AlError *err) {
     }
     td->vocab_size = td->test.vocab_size;
     td->n_classes = td->test.n_classes;
-    td->seq_len = td->test.seq_len;
+    td->seq_len = td->train.seq_len > td->test.seq_len ? td->train.seq_len : td->test.seq_len;
     return 0;
 }
 
 void task_free(TaskData *td) {
     dataset_free(&td->train);
     dataset_free(&td->test);
+}
+
+int task_write_jsonl(const TaskData *td, const char *dir, AlError *err) {
+    if (td->streaming)
+        return al_fail(err, 2, "task.train_size is 0 (fresh examples every step): set it to the number of "
+                       "training examples to write");
+    int fields = 0;
+    if (td->train.info && td->gen.n_groups) fields |= JSONL_GROUP;
+    if (td->train.info && td->gen.extract_answer) fields |= JSONL_COT;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/train.jsonl", dir);
+    if (jsonl_write(path, &td->train, fields, err)) return err->code;
+    snprintf(path, sizeof path, "%s/test.jsonl", dir);
+    return jsonl_write(path, &td->test, fields, err);
 }

@@ -71,7 +71,8 @@ _Static_assert(sizeof(CfgSchedule) == sizeof(int), "enum size");
  * config.h cannot silently remap names. */
 static const char *const cfg_task_names[] = {
     [TASK_MATCH2] = "match2", [TASK_KHOP] = "khop", [TASK_INDEX_LOOKUP] = "index_lookup",
-    [TASK_ARITH] = "arith", [TASK_LIS] = "lis", [TASK_ED] = "ed", NULL };
+    [TASK_ARITH] = "arith", [TASK_LIS] = "lis", [TASK_ED] = "ed", [TASK_DYCK] = "dyck",
+    [TASK_FILE] = "file", NULL };
 static const char *const cfg_pos_names[] = {
     [POS_NONE] = "none", [POS_LEARNED] = "learned", [POS_SINUSOIDAL] = "sinusoidal", NULL };
 static const char *const cfg_attn_names[] = {
@@ -105,6 +106,8 @@ static const char *const cfg_optim_names[] = { "adam", "adamw", NULL };
 #define LIS          (1u << TASK_LIS)
 #define ED           (1u << TASK_ED)
 #define COT          (ARITH | LIS | ED)
+#define DYCK         (1u << TASK_DYCK)
+#define FILE_TASK    (1u << TASK_FILE)
 #define TRANSFORMER_ONLY ONLY_WHEN("model.type", 1u << MODEL_TRANSFORMER)
 #define ATTN_ONLY(mask)  ONLY_WHEN("model.attention.type", mask)
 #define SOFTMAX_LIKE     ((1u << ATTN_SOFTMAX) | (1u << ATTN_SPARSE))
@@ -120,12 +123,12 @@ static const CfgKey cfg_keys[] = {
     { "task.type", CFG_ENUM, AT(task.type), .names = cfg_task_names, .def = TASK_MATCH2,
       .doc = "which task; the other task keys depend on it" },
     { "task.seq_len", CFG_INT, AT(task.seq_len), IN(2, 65536), .def = 32,
-      ONLY_FOR_TASKS(MATCH2 | KHOP | IDXL),
-      .doc = "match2: N; khop: tokens including the leading hop-count token; index_lookup: most symbols N" },
+      ONLY_FOR_TASKS(MATCH2 | KHOP | IDXL | DYCK),
+      .doc = "match2, dyck: N; khop: tokens including the leading hop-count token; index_lookup: most symbols N" },
     { "task.modulus", CFG_INT, AT(task.modulus), IN(2, 1000000), .def = 37,
       ONLY_FOR_TASKS(MATCH2 | ARITH), .doc = "match2: modulus M, tokens 1..M-1; arith: a prime p <= 97 (paper: 11)" },
     { "task.train_size", CFG_INT, AT(task.train_size), GE(0), .def = 10000,
-      .doc = "size of the fixed training set of distinct examples; 0 = fresh examples every step (not match2)" },
+      ONLY_FOR_TASKS(~FILE_TASK), .doc = "size of the fixed training set of distinct examples; 0 = fresh examples every step (not match2)" },
     { "task.alphabet", CFG_INT, AT(task.alphabet), IN(2, 1024), .def = 4,
       ONLY_FOR_TASKS(KHOP | IDXL), .doc = "number of symbols |Sigma| (paper 003's index lookup: 64)" },
     { "task.min_hops", CFG_INT, AT(task.min_hops), IN(0, 4096), .def = 0,
@@ -146,6 +149,14 @@ static const CfgKey cfg_keys[] = {
       ONLY_FOR_TASKS(ED), .doc = "letters the two strings draw from (public --using)" },
     { "task.uniform_costs", CFG_BOOL, AT(task.uniform_costs), .def = 0,
       ONLY_FOR_TASKS(ED), .doc = "Levenshtein costs instead of the public generator's (border 1, insert/delete 2, replace 3)" },
+    { "task.depth", CFG_INT, AT(task.depth), IN(1, 32), .def = 2,
+      ONLY_FOR_TASKS(DYCK), .doc = "most brackets open at once (paper 003: 2)" },
+    { "task.types", CFG_INT, AT(task.types), IN(1, 16), .def = 2,
+      ONLY_FOR_TASKS(DYCK), .doc = "bracket types (paper 003: 2)" },
+    { "task.train_path", CFG_STRING, AT(task.train_path), .def_str = "data/file/train.jsonl",
+      ONLY_FOR_TASKS(FILE_TASK), .doc = "JSONL training set (format: data/README.md)" },
+    { "task.test_path", CFG_STRING, AT(task.test_path), .def_str = "data/file/test.jsonl",
+      ONLY_FOR_TASKS(FILE_TASK), .doc = "JSONL test set" },
     { "task.min_len", CFG_INT, AT(task.min_len), IN(1, 65536), .def = 10,
       ONLY_FOR_TASKS(IDXL), .doc = "fewest symbols of a training example (tests use exactly seq_len)" },
 
@@ -727,6 +738,13 @@ static int cfg_consistency(const Config *c, CfgProblem *p) {
     if (transformer && m->d_model % m->n_heads)
         return cfg_problem(p, "model.d_model", "model.n_heads",
                            "model.d_model (%d) must be divisible by model.n_heads (%d)", m->d_model, m->n_heads);
+    /* Next-token prediction with bidirectional attention would read the answer, and
+     * right-padded variable lengths are only harmless when nothing looks ahead. */
+    if (transformer && !at->causal && ((1u << c->task.type) & (COT | IDXL)))
+        return cfg_problem(p, "model.attention.causal", "task.type",
+                           "task.type \"%s\" needs model.attention.causal true (%s)", cfg_task_names[c->task.type],
+                           c->task.type == TASK_INDEX_LOOKUP ? "examples of different lengths are right-padded"
+                                                             : "it is next-token prediction");
     if (transformer && at->type == ATTN_SPARSE && !at->causal)
         return cfg_problem(p, "model.attention.causal", "model.attention.type",
                            "model.attention.type \"sparse\" is causal by definition (paper 004 eq. 6): "

@@ -211,7 +211,7 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     r->tape.rng = rng_stream(r->cfg.seed, 0x64726f70 /* "drop" */);
     if (!r->data.streaming) sampler_init(&r->sampler, r->data.train.n, rng_stream(r->cfg.seed, 0x73616d70 /* "samp" */));
     r->st.data_rng = rng_stream(r->cfg.seed, 0x73747265616d /* "stream" */);
-    batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.seq_len);
+    batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.streaming ? r->data.gen.max_len : r->data.train.seq_len);
     r->st.target_step = -1;
     if (opt->resume) {
         if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
@@ -305,6 +305,25 @@ static void teardown(Run *r) {
     }
     task_free(&r->data);
     free(r->config_json);
+}
+
+int train_write_data(const TrainOptions *opt, AlError *err) {
+    Config cfg;
+    TaskData td;
+    char dir[CFG_PATH_MAX];
+    if (cfg_load(&cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
+    if (task_build(&cfg, &td, err)) return err->code;
+    char *type = cfg_to_json(&cfg), *at = strstr(type, "\"type\": \""), name[64] = "task";
+    if (at) sscanf(at + 9, "%63[^\"]", name);
+    free(type);
+    if (opt->out_dir) snprintf(dir, sizeof dir, "%s", opt->out_dir);
+    else snprintf(dir, sizeof dir, "data/%s", name);
+    int rc = mkdir_p(dir, err) || task_write_jsonl(&td, dir, err);
+    if (!rc && !opt->quiet)
+        printf("%s\nwrote %s/train.jsonl (%d rows) and %s/test.jsonl (%d rows)\n", td.summary, dir, td.train.n,
+               dir, td.test.n);
+    task_free(&td);
+    return rc ? err->code : 0;
 }
 
 int train_run(const TrainOptions *opt, AlError *err) {

@@ -37,7 +37,7 @@
 
 #include <stddef.h>
 
-#define JSONL_MAX_LINE_BYTES (4 << 20)   /* default line limit (~25 bytes per token budget) */
+#define JSONL_MAX_LINE_BYTES (4 << 20)   /* default line limit: 64 bytes per token of a longest row */
 #define JSONL_MAX_ROW_LEN 65536          /* default tokens per row: the config's seq_len limit */
 #define JSONL_MAX_CELLS (1LL << 27)      /* default rows × padded length: 1 GiB of tokens + targets */
 #define JSONL_MAX_ID 16777215            /* largest token id or class when no limit is given */

@@ -9,6 +9,7 @@
 #include "attnlab/data/cot_arith.h"
 #include "attnlab/data/cot_ed.h"
 #include "attnlab/data/cot_lis.h"
+#include "attnlab/data/dyck.h"
 #include "attnlab/data/index_lookup.h"
 #include "attnlab/data/khop.h"
 #include "attnlab/data/taskgen.h"
@@ -27,8 +28,10 @@ typedef struct TaskData {
         ArithParams arith;
         LisParams lis;
         EdParams ed;
+        DyckParams dyck;
     } params;
-    int vocab_size, n_classes, seq_len;
+    int vocab_size, n_classes;
+    int seq_len;                  /* the longest row of any split (the model's max_len) */
     int n_distinct_train;         /* distinct training sequences */
     char summary[512];            /* one line for the log, e.g. sizes and generator stats */
 } TaskData;
@@ -38,5 +41,9 @@ typedef struct TaskData {
  * code with err filled. */
 int  task_build(const Config *c, TaskData *td, AlError *err);
 void task_free(TaskData *td);
+/* Writes the generated train and test sets to dir/train.jsonl and dir/test.jsonl
+ * (format: data/README.md), so they can be inspected or trained on with task type
+ * "file".  Streaming tasks have no training set to write: an error (code 2). */
+int  task_write_jsonl(const TaskData *td, const char *dir, AlError *err);
 
 #endif

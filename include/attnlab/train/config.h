@@ -16,7 +16,7 @@
 #define CFG_NAME_MAX 128
 #define CFG_PATH_MAX 512
 
-typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED } CfgTaskType;
+typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED, TASK_DYCK, TASK_FILE } CfgTaskType;
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 typedef enum { MODEL_TRANSFORMER, MODEL_LSTM } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
@@ -27,7 +27,7 @@ typedef enum { INIT_TORCH, INIT_NORMAL } CfgInit;            /* see src/nn/trans
 typedef enum { SCHED_CONSTANT, SCHED_WARMUP_LINEAR, SCHED_WARMUP_COSINE } CfgSchedule;
 
 typedef struct CfgTask {
-    CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" | "lis" | "ed" */
+    CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" | "lis" | "ed" | "dyck" | "file" */
     int seq_len;             /* match2: N; khop: tokens incl. the hop-count token; index_lookup: max symbols N */
     int modulus;             /* match2: M, tokens are 1..M−1; arith: the prime p */
     int train_size;          /* fixed training set size; 0 = fresh examples every step (not match2) */
@@ -41,6 +41,8 @@ typedef struct CfgTask {
     int number_range;        /* lis: values 1..range−1; ed: integer tokens; 0 = the task's default */
     int letters;             /* ed: alphabet the strings use (public --using) */
     int uniform_costs;       /* ed: bool, Levenshtein costs instead of the public generator's */
+    int depth, types;        /* dyck: bounded depth and bracket types (paper 003: 2, 2) */
+    char train_path[CFG_PATH_MAX], test_path[CFG_PATH_MAX];   /* file: JSONL datasets (data/README.md) */
 } CfgTask;
 
 typedef struct CfgAttention {

@@ -16,6 +16,10 @@ typedef struct TrainOptions {
  * 130/143 interrupted by SIGINT/SIGTERM after saving a checkpoint. */
 int train_run(const TrainOptions *opt, AlError *err);
 
+/* `./train data CONFIG.json`: generates the config's train and test sets and writes
+ * them as JSONL to out_dir (default data/<task.type>).  Same exit codes. */
+int train_write_data(const TrainOptions *opt, AlError *err);
+
 /* BLAS threads: cfg value if > 0, else $ATTNLAB_THREADS, else 1.  Returns the count. */
 int train_set_threads(int cfg_threads);
 
