@@ -15,7 +15,6 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +52,7 @@ static void store_init(Store *s, const char *name, const JsonlOptions *opt) {
     if (opt) s->opt = *opt;
     if (s->opt.max_len <= 0) s->opt.max_len = JSONL_MAX_ROW_LEN;
     if (s->opt.max_line_bytes == 0) s->opt.max_line_bytes = JSONL_MAX_LINE_BYTES;
+    if (s->opt.max_line_bytes > (1u << 30)) s->opt.max_line_bytes = 1u << 30;  /* buffer sizes stay sane */
     if (s->opt.max_cells <= 0) s->opt.max_cells = JSONL_MAX_CELLS;
     if (s->opt.max_cells > (1LL << 30)) s->opt.max_cells = 1LL << 30;  /* row counts stay ints */
     s->max_token = s->max_label = -1;

@@ -245,6 +245,7 @@ static const CfgKey cfg_keys[] = {
     { "eval.every", CFG_INT, AT(eval.every), GE(1), .def = 100,
       .doc = "evaluate every N steps (and at the last step)" },
     { "eval.test_size", CFG_INT, AT(eval.test_size), GE(1), .def = 256,
+      ONLY_FOR_TASKS(~FILE_TASK),
       .doc = "test sequences, drawn independently of the training set" },
     { "eval.stop_at_error", CFG_FLOAT, AT(eval.stop_at_error), LE(1), .def = -1,
       .doc = "stop when the test token error is <= this; < 0 = never" },
