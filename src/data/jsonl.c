@@ -418,24 +418,30 @@ static int fill(FILE *f, char *buf, size_t *have, size_t want, int *eof) {
     return 0;
 }
 
-/* Reads in chunks; buf[start, have) is the unprocessed text.  The buffer grows
- * only while a line is longer than one chunk, and never past the line limit. */
+static int read_failed(const Store *s, AlError *err) {
+    return al_fail(err, 2, "cannot read '%s': %s", s->name, strerror(errno ? errno : EIO));
+}
+
+/* Reads in chunks; buf[start, have) is the unprocessed text, of which [start, seen)
+ * is known to hold no '\n' (so a long line is scanned once).  The buffer grows only
+ * while a line is longer than one chunk, and never much past the line limit. */
 static int feed_file(Store *s, FILE *f, AlError *err) {
-    size_t cap = READ_CHUNK + 1, have = 0, start;
+    size_t cap = READ_CHUNK + 1, have = 0, start, seen;
     size_t max_cap = s->opt.max_line_bytes + READ_CHUNK + 2;
     char *buf = al_malloc(cap);
     int rc = 0, eof = 0;
-    if (fill(f, buf, &have, 3, &eof)) rc = al_fail(err, 1, "cannot read '%s': %s", s->name, strerror(errno));
-    start = bom_length(buf, have);
+    errno = 0;
+    if (fill(f, buf, &have, 3, &eof)) rc = read_failed(s, err);
+    start = seen = bom_length(buf, have);
     while (rc == 0) {
-        char *nl = memchr(buf + start, '\n', have - start);
+        char *nl = memchr(buf + seen, '\n', have - seen);
         if (nl) {
             s->line++;
             size_t n = (size_t)(nl - (buf + start));
             if (n > s->opt.max_line_bytes) { rc = line_too_long(s, err); break; }
             *nl = 0;
             rc = store_line(s, buf + start, n, err);
-            start += n + 1;
+            start = seen = start + n + 1;
             continue;
         }
         if (have - start > s->opt.max_line_bytes) { s->line++; rc = line_too_long(s, err); break; }
@@ -450,11 +456,12 @@ static int feed_file(Store *s, FILE *f, AlError *err) {
         memmove(buf, buf + start, have - start);  /* keep the partial line */
         have -= start;
         start = 0;
+        seen = have;
         if (cap - have - 1 < READ_CHUNK && cap < max_cap) {
             cap = cap * 2 < max_cap ? cap * 2 : max_cap;
             buf = al_realloc(buf, cap);
         }
-        if (fill(f, buf, &have, cap - 1, &eof)) rc = al_fail(err, 1, "cannot read '%s': %s", s->name, strerror(errno));
+        if (fill(f, buf, &have, cap - 1, &eof)) rc = read_failed(s, err);
     }
     free(buf);
     return rc;

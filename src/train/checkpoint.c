@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,32 +175,45 @@ static int parse_long(const char *s, long *x) {
     return end != s && *end == '\0';
 }
 
+/* The training-state metadata: key, how to parse it, where it goes. */
+typedef enum { META_LONG, META_DOUBLE, META_RNG } MetaKind;
+typedef struct MetaField { const char *key; MetaKind kind; size_t offset; } MetaField;
+
+static const MetaField STATE_FIELDS[] = {
+    { "step", META_LONG, offsetof(TrainState, step) },
+    { "elapsed_s", META_DOUBLE, offsetof(TrainState, elapsed_s) },
+    { "dropout_rng", META_RNG, offsetof(TrainState, dropout_rng) },
+    { "data_rng", META_RNG, offsetof(TrainState, data_rng) },
+    { "loss_sum", META_DOUBLE, offsetof(TrainState, loss_sum) },
+    { "loss_count", META_LONG, offsetof(TrainState, loss_count) },
+    { "grad_norm", META_DOUBLE, offsetof(TrainState, grad_norm) },
+    { "target_step", META_LONG, offsetof(TrainState, target_step) },
+    { "target_elapsed_s", META_DOUBLE, offsetof(TrainState, target_elapsed_s) },
+};
+
+static int parse_field(const char *v, const MetaField *f, TrainState *st) {
+    void *slot = (char *)st + f->offset;
+    switch (f->kind) {
+    case META_LONG: return parse_long(v, slot);
+    case META_DOUBLE: return parse_double(v, slot);
+    case META_RNG: return parse_rng(v, slot);
+    }
+    return 0;
+}
+
 static int read_scalars(const StFile *f, const char *path, TrainState *st, AlError *err) {
     const char *v;
-    int ok = 1;
-    if (meta_text(f, "step", path, &v, err)) return err->code;
-    ok &= parse_long(v, &st->step) && st->step >= 0;
-    if (meta_text(f, "elapsed_s", path, &v, err)) return err->code;
-    ok &= parse_double(v, &st->elapsed_s);
-    if (meta_text(f, "dropout_rng", path, &v, err)) return err->code;
-    ok &= parse_rng(v, &st->dropout_rng);
-    if (meta_text(f, "data_rng", path, &v, err)) return err->code;
-    ok &= parse_rng(v, &st->data_rng);
-    if (meta_text(f, "loss_sum", path, &v, err)) return err->code;
-    ok &= parse_double(v, &st->loss_sum);
-    if (meta_text(f, "loss_count", path, &v, err)) return err->code;
-    ok &= parse_long(v, &st->loss_count);
-    if (meta_text(f, "grad_norm", path, &v, err)) return err->code;
-    ok &= parse_double(v, &st->grad_norm);
-    if (meta_text(f, "target_step", path, &v, err)) return err->code;
-    ok &= parse_long(v, &st->target_step);
-    if (meta_text(f, "target_elapsed_s", path, &v, err)) return err->code;
-    ok &= parse_double(v, &st->target_elapsed_s);
+    for (size_t i = 0; i < sizeof STATE_FIELDS / sizeof STATE_FIELDS[0]; i++) {
+        if (meta_text(f, STATE_FIELDS[i].key, path, &v, err)) return err->code;
+        if (!parse_field(v, &STATE_FIELDS[i], st))
+            return al_fail(err, 1, "%s: malformed training-state metadata '%s' = '%s'", path, STATE_FIELDS[i].key, v);
+    }
+    if (st->step < 0) return al_fail(err, 1, "%s: negative step in the training state", path);
     if (meta_text(f, "sampler", path, &v, err)) return err->code;
     int used = 0;
-    ok &= sscanf(v, "%d,%d,%" SCNd64 ",%n", &st->sampler.n, &st->sampler.pos, &st->sampler.epoch, &used) == 3
-          && used > 0 && parse_rng(v + used, &st->sampler.epoch_rng);
-    if (!ok) return al_fail(err, 1, "%s: malformed training-state metadata", path);
+    if (sscanf(v, "%d,%d,%" SCNd64 ",%n", &st->sampler.n, &st->sampler.pos, &st->sampler.epoch, &used) != 3 ||
+        used == 0 || !parse_rng(v + used, &st->sampler.epoch_rng))
+        return al_fail(err, 1, "%s: malformed training-state metadata 'sampler' = '%s'", path, v);
     return 0;
 }
 

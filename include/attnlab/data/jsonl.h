@@ -71,8 +71,8 @@ typedef struct JsonlStats {
  * longest row, info set for every row, vocab_size and n_classes as given or
  * inferred (vocab includes the pad id), pad_id = the padding token, or −1 when no
  * row is shorter than seq_len.  stats may be NULL.  Returns 0, or 2 with err
- * "PATH:LINE: what" (also for a file that cannot be opened; 1 for an I/O error
- * while reading); on error *out is zeroed. */
+ * "PATH:LINE: what" ("cannot open 'PATH': ..." / "cannot read 'PATH': ..." when the
+ * file itself fails); on error *out is zeroed. */
 int  jsonl_read(const char *path, const JsonlOptions *opt, Dataset *out, JsonlStats *stats, AlError *err);
 /* Reads a training and a test file with one vocabulary, one class count and one pad
  * id for both (inferred over both files unless given; pad_id is set in both when
