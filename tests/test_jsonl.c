@@ -404,7 +404,8 @@ static void test_errors(void) {
 /* ---- the chunked file reader ---------------------------------------------------- */
 
 /* A file of ~1 MB with lines of very different lengths (a few up to ~200 KB, longer
- * than a 64 KiB chunk; thousands of short ones, many crossing a chunk boundary) reads exactly like the same text in memory. */
+ * than a 64 KiB read chunk; a thousand short ones, some crossing a chunk boundary)
+ * reads exactly like the same text in memory. */
 static void test_chunked_reader(void) {
     Rng rng = rng_stream(SEED, 3);
     size_t cap = 4 << 20, n = 0;
