@@ -1,9 +1,9 @@
 /* test_model.c — the whole transformer, gradient-checked end to end.
  *
- * Tiny models (d 8, T 5) in every combination of score mode (dot, unit_norm),
- * direction (causal, bidirectional) and positions (none, learned, sinusoidal),
- * with 1–2 layers and heads: every parameter element's analytic gradient of the
- * cross-entropy loss is compared with central differences. */
+ * Tiny models (d 8, T 5): softmax attention in every combination of score mode
+ * (dot, unit_norm), direction (causal, bidirectional) and positions (none, learned,
+ * sinusoidal); linear and sparse attention; the LSTM.  Every parameter element's
+ * analytic gradient of the cross-entropy loss is compared with central differences. */
 #include "check.h"
 #include "gradcheck.h"
 #include "attnlab/nn/model.h"
@@ -12,6 +12,8 @@
 
 typedef struct Case {
     const char *label;
+    CfgModelType type;
+    CfgAttentionType attn;
     CfgScore score;
     int causal, layers, heads;
     CfgPositional pos;
@@ -37,9 +39,12 @@ static void run_case(const Case *k) {
     Config full;
     cfg_defaults(&full);
     cfg = full.model;
+    cfg.type = k->type;
+    cfg.attention.type = k->attn;
+    cfg.attention.block = 2;   /* sparse: T = 5 spans blocks and summaries */
     cfg.d_model = 8;
     cfg.n_layers = k->layers;
-    cfg.n_heads = k->heads;
+    cfg.n_heads = k->type == MODEL_LSTM ? 1 : k->heads;
     cfg.mlp_ratio = 2;
     cfg.attention.score = k->score;
     cfg.attention.beta = 2.0f;
@@ -69,20 +74,29 @@ static void run_case(const Case *k) {
           res.n_checked, res.max_abs_err);
     CHECK(res.n_checked == ps->total, "%s: checked %ld of %ld parameters", k->label, res.n_checked, ps->total);
     /* The check must see a wrong backward deep inside the model, too. */
-    CHECK(gradcheck_catches_fault(k->label, OP_ATTENTION, build, &c, leaves, ps->n, tol),
-          "%s: a 5%% error in the attention backward went unnoticed", k->label);
-    CHECK(gradcheck_catches_fault(k->label, OP_LAYERNORM, build, &c, leaves, ps->n, tol),
-          "%s: a 5%% error in the layernorm backward went unnoticed", k->label);
+    static const OpKind MIXER[] = { [ATTN_SOFTMAX] = OP_ATTENTION, [ATTN_LINEAR] = OP_LINEAR_ATTENTION,
+                                    [ATTN_SPARSE] = OP_SPARSE_ATTENTION };
+    OpKind mixer = k->type == MODEL_LSTM ? OP_LSTM : MIXER[k->attn];
+    CHECK(gradcheck_catches_fault(k->label, mixer, build, &c, leaves, ps->n, tol),
+          "%s: a 5%% error in the %s backward went unnoticed", k->label, op_name(mixer));
+    OpKind other = k->type == MODEL_LSTM ? OP_LINEAR : OP_LAYERNORM;   /* the LSTM model has no LayerNorm */
+    CHECK(gradcheck_catches_fault(k->label, other, build, &c, leaves, ps->n, tol),
+          "%s: a 5%% error in the %s backward went unnoticed", k->label, op_name(other));
     model_free(c.m);
 }
 
 int main(void) {
     static const Case cases[] = {
-        { "dot, bidirectional, no pos",         SCORE_DOT,       0, 1, 1, POS_NONE,       ACT_GELU_TANH, 0 },
-        { "dot, causal, learned, 2L 2H",        SCORE_DOT,       1, 2, 2, POS_LEARNED,    ACT_GELU_TANH, 0 },
-        { "unit_norm, bidirectional, no pos",   SCORE_UNIT_NORM, 0, 1, 1, POS_NONE,       ACT_GELU_TANH, 0 },
-        { "unit_norm, causal, sinusoidal 2L 2H", SCORE_UNIT_NORM, 1, 2, 2, POS_SINUSOIDAL, ACT_GELU_ERF,  1 },
-        { "unit_norm, bidirectional, learned",  SCORE_UNIT_NORM, 0, 2, 4, POS_LEARNED,    ACT_GELU_ERF,  1 },
+#define T_SM MODEL_TRANSFORMER, ATTN_SOFTMAX
+        { "dot, bidirectional, no pos",          T_SM, SCORE_DOT,       0, 1, 1, POS_NONE,       ACT_GELU_TANH, 0 },
+        { "dot, causal, learned, 2L 2H",         T_SM, SCORE_DOT,       1, 2, 2, POS_LEARNED,    ACT_GELU_TANH, 0 },
+        { "unit_norm, bidirectional, no pos",    T_SM, SCORE_UNIT_NORM, 0, 1, 1, POS_NONE,       ACT_GELU_TANH, 0 },
+        { "unit_norm, causal, sinusoidal 2L 2H", T_SM, SCORE_UNIT_NORM, 1, 2, 2, POS_SINUSOIDAL, ACT_GELU_ERF,  1 },
+        { "unit_norm, bidirectional, learned",   T_SM, SCORE_UNIT_NORM, 0, 2, 4, POS_LEARNED,    ACT_GELU_ERF,  1 },
+        { "linear elu+1, causal, 2L 2H",         MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0 },
+        { "linear elu+1, bidirectional",         MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, 0, 1, 2, POS_NONE,    ACT_GELU_TANH, 0 },
+        { "sparse, causal, 2L 2H",               MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0 },
+        { "lstm, 2 layers",                      MODEL_LSTM,        ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_exit("test_model");
