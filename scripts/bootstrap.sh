@@ -1,6 +1,8 @@
 # bootstrap.sh — sourced by ./train and ./tests/run (POSIX sh).
 #
 # attnlab_bootstrap ROOT [extra optional packages…]   (ROOT: the repository folder)
+#   AB_BUILD (default ROOT/build) and AB_CMAKE_ARGS (extra cmake -D… options, e.g. the
+#   sanitizer build of tests/run --sanitize) select another build folder.
 #   1. finds what the build needs (cmake, a C compiler, make, pkg-config,
 #      OpenBLAS and cJSON development files); when something is missing it
 #      installs the Debian packages if we are root, else prints the exact
@@ -62,10 +64,11 @@ attnlab_bootstrap() {
             ab_say "optional packages not installed:$optional (sudo apt-get install -y$optional)"
         fi
     fi
-    build="$ab_root/build"
+    build=${AB_BUILD:-$ab_root/build}
     if [ ! -f "$build/CMakeCache.txt" ]; then
-        ab_say "configuring $build (Release)"
-        cmake -S "$ab_root" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$ab_root/build.configure.log" 2>&1 || {
+        ab_say "configuring $build (Release${AB_CMAKE_ARGS:+ $AB_CMAKE_ARGS})"
+        # shellcheck disable=SC2086
+        cmake -S "$ab_root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${AB_CMAKE_ARGS:-} >"$ab_root/build.configure.log" 2>&1 || {
             cat "$ab_root/build.configure.log" >&2; rm -rf "$build"; ab_say "cmake configure failed"; return 1; }
         mv "$ab_root/build.configure.log" "$build/configure.log"
         ab_say "building (first build takes a minute)"
