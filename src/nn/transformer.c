@@ -1,6 +1,7 @@
 /* transformer.c — the pre-LN transformer blocks of model.h: declaration, init and
  * forward.  Backward is the tape's: every op below records itself. */
 #include "model_internal.h"
+#include "attnlab/anna/anna.h"
 #include "attnlab/util/error.h"
 
 #include <math.h>
@@ -63,9 +64,26 @@ static Tensor *from_heads(Tape *t, Tensor *x) {
 static const AdFeature FEATURES[] = { [FEAT_ELU1] = FEATURE_ELU1, [FEAT_IDENTITY] = FEATURE_IDENTITY,
                                       [FEAT_RELU] = FEATURE_RELU };
 
+/* ANNA in place of the trained attention (evaluation only): q and k are
+ * unit-normalised inside, as the surrogate was trained with unit-norm Q, K. */
+static Tensor *anna_mix(const Model *m, Tape *t, const struct Lsh *per_head, Tensor *q, Tensor *k, Tensor *v) {
+    AL_ASSERT(!t->grad_enabled);
+    int B = q->shape[0], H = q->shape[1], T = q->shape[2], D = q->shape[3];
+    Tensor *y = tape_tensor(t, 0, 4, q->shape);
+    size_t need = 0;
+    for (int h = 0; h < H; h++) {
+        size_t n = anna_scratch_bytes(&per_head[h], T, D);
+        if (n > need) need = n;
+    }
+    anna_attention_heads(per_head, q->data, k->data, v->data, B, H, T, D, D, m->cfg.attention.causal, y->data,
+                         tape_scratch(t, need), NULL);
+    return y;
+}
+
 /* q, k, v (B, H, T, d/H) → (B, H, T, d/H) by the configured mechanism. */
-static Tensor *mix(const Model *m, Tape *t, Tensor *q, Tensor *k, Tensor *v, const Tensor *mask) {
+static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Tensor *v, const Tensor *mask) {
     const CfgAttention *a = &m->cfg.attention;
+    if (m->anna && m->anna[layer]) return anna_mix(m, t, m->anna[layer], q, k, v);
     if (a->type == ATTN_LINEAR) return ad_linear_attention(t, q, k, v, FEATURES[a->feature], a->causal, a->eps);
     float scale = 1.0f / sqrtf((float)q->shape[3]);
     if (a->score == SCORE_UNIT_NORM) {
@@ -78,12 +96,13 @@ static Tensor *mix(const Model *m, Tape *t, Tensor *q, Tensor *k, Tensor *v, con
 }
 
 /* h is (B, T, d); mask NULL or (T, T). */
-static Tensor *attention(const Model *m, Tape *t, const Block *b, Tensor *h, const Tensor *mask) {
+static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h, const Tensor *mask) {
+    const Block *b = &m->blocks[layer];
     int H = m->cfg.n_heads;
     Tensor *q = to_heads(t, linear(t, h, &b->q), H);
     Tensor *k = to_heads(t, linear(t, h, &b->k), H);
     Tensor *v = to_heads(t, linear(t, h, &b->v), H);
-    return linear(t, from_heads(t, mix(m, t, q, k, v, mask)), &b->o);
+    return linear(t, from_heads(t, mix(m, t, layer, q, k, v, mask)), &b->o);
 }
 
 static Tensor *mlp(const Model *m, Tape *t, const Block *b, Tensor *h) {
@@ -100,7 +119,7 @@ Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T) {
     float p = m->cfg.dropout;
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const Block *b = &m->blocks[l];
-        x = ad_add(t, x, ad_dropout(t, attention(m, t, b, norm(m, t, x, &b->ln1), mask), p));
+        x = ad_add(t, x, ad_dropout(t, attention(m, t, l, norm(m, t, x, &b->ln1), mask), p));
         x = ad_add(t, x, ad_dropout(t, mlp(m, t, b, norm(m, t, x, &b->ln2)), p));
     }
     return norm(m, t, x, &m->ln_f);

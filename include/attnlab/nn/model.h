@@ -35,6 +35,8 @@ typedef struct Block {
 
 typedef struct LstmLayer { Tensor *w_ih, *w_hh, *b; } LstmLayer;   /* (4d, d), (4d, d), (4d) */
 
+struct Lsh;   /* attnlab/anna/lsh.h */
+
 typedef struct Model {
     CfgModel cfg;
     int vocab_size, n_classes, max_len;
@@ -48,6 +50,10 @@ typedef struct Model {
     Norm    ln_f;             /* transformer only */
     Linear  head;             /* (n_classes, d) */
     Tensor  sinusoid;         /* storage for the fixed sinusoidal table */
+    /* Distillation (paper 000): when anna[l] is not NULL, layer l's attention is
+     * replaced at evaluation by ANNA with these n_heads hash-function sets.  Not
+     * differentiable: only with the tape's gradients off.  Owned by the caller. */
+    const struct Lsh *const *anna;
 } Model;
 
 /* Declares and initialises every parameter (seeded).  Returns a heap model. */

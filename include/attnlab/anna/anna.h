@@ -1,0 +1,62 @@
+/* anna.h — Approximate Nearest Neighbor Attention and Exact Match Attention
+ * (paper 000: ANNA, Algorithm 1; EMA, Definition B.1).  Inference only: neither
+ * is differentiable, so models train a softmax surrogate and swap these in at
+ * evaluation time (paper 000, App. G).
+ *
+ * ANNA (reference README, decision 1).  With the Lsh's ℓ tables g_1..g_ℓ and
+ * q̂, k̂ the unit-normalised queries and keys,
+ *   B_t(i) = { j : g_t(k̂_j) = g_t(q̂_i) }   (and j ≤ i when causal),
+ *   y_i    = Σ_t Σ_{j∈B_t(i)} v_j / Σ_t |B_t(i)|,   y_i = 0 when every B_t(i) is empty:
+ * the mean over all (table, key) collisions counted with multiplicity — paper 000
+ * App. C's "sum of the values divided by the counts".  A key met in several tables
+ * weighs more, which is what gives a true near neighbour its weight lower bound.
+ * A zero vector normalises to zero (x / max(‖x‖, 1e-12), as ad_l2norm).
+ *
+ * Cost O(N·d·ℓ·z·width) for hashing (one GEMM per block of rows) plus O(ℓ·N·dv)
+ * for the buckets: per table an open-addressing map from code to (value sum,
+ * count).  Non-causal: insert every key, then read each query's bucket.  Causal:
+ * in position order insert key j, then read query j, so the bucket already holds
+ * exactly the keys j' ≤ j (j itself included).  No N×N matrix exists.
+ *
+ * EMA.  y_i = mean of v_j over { j : k_j = q_i } (and j ≤ i when causal), 0 if
+ * none.  Equality is float equality of every coordinate of the raw vectors — no
+ * normalisation — so −0 equals +0 and a vector holding a NaN equals nothing.  A
+ * map keyed by a hash of the (canonicalised) bytes gives O(N·(d + dv)) expected. */
+#ifndef ATTNLAB_ANNA_ANNA_H
+#define ATTNLAB_ANNA_ANNA_H
+
+#include "attnlab/anna/lsh.h"
+
+#include <stddef.h>
+
+/* What the hash tables retrieved, over the queries of one call (or of all heads
+ * for anna_attention_heads).  Collisions count multiplicity: Σ_t |B_t(i)|. */
+typedef struct AnnaStats {
+    long   queries;
+    double mean_collisions;    /* mean over queries of Σ_t |B_t(i)| */
+    long   max_collisions;     /* its maximum */
+    double empty_fraction;     /* fraction of queries with an empty union (y_i = 0) */
+} AnnaStats;
+
+/* Scratch for anna_attention at n positions with value width dv (bytes). */
+size_t anna_scratch_bytes(const Lsh *lsh, int n, int dv);
+
+/* q, k (n × dim), v (n × dv), out (n × dv), all row-major; dim == lsh->dim; out
+ * must not overlap the inputs.  scratch: anna_scratch_bytes(lsh, n, dv) bytes, or NULL to allocate (once) here.
+ * stats may be NULL. */
+void anna_attention(const Lsh *lsh, const float *q, const float *k, const float *v, int n, int dim,
+                    int dv, int causal, float *out, void *scratch, AnnaStats *stats);
+
+/* Every (batch, head) of q, k (B, H, T, D), v and out (B, H, T, Dv): head h uses
+ * per_head[h] for every batch item (the hash belongs to the layer's head, not to
+ * a sample).  Seeds: lsh_head_seed(base, layer, h).  scratch as above for n = T,
+ * or NULL; stats (may be NULL) cover all B·H·T queries. */
+void anna_attention_heads(const Lsh *per_head, const float *q, const float *k, const float *v,
+                          int B, int H, int T, int D, int Dv, int causal, float *out,
+                          void *scratch, AnnaStats *stats);
+
+/* q, k (n × dim), v (n × dv) → out (n × dv).  Allocates its map once per call. */
+void ema_attention(const float *q, const float *k, const float *v, int n, int dim, int dv,
+                   int causal, float *out);
+
+#endif
