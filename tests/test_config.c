@@ -251,7 +251,7 @@ static void test_unknown_keys(void) {
     EXPECT_FAIL("{\"lr\": 0.1}", "unknown key 'lr' (did you mean 'train.lr'?)");   /* right name, wrong level */
     EXPECT_FAIL("{\"model\": {\"zzz\": 1}}",
                 "unknown key 'model.zzz' (valid keys under 'model': type, d_model, n_layers,", "attention)");
-    EXPECT_FAIL("{\"xyzzy\": 1}", "unknown key 'xyzzy' (valid top-level keys: name, seed, task, model, train, eval)");
+    EXPECT_FAIL("{\"xyzzy\": 1}", "unknown key 'xyzzy' (valid top-level keys: name, seed, task, model, train, eval, distill)");
     EXPECT_FAIL("{\"model.d_model\": 8}",
                 SRC ": key 'model.d_model' must be nested in a file: {\"model\": {\"d_model\": ...}}");
 }
@@ -305,6 +305,11 @@ static void test_type_errors(void) {
     EXPECT_FAIL("{\"task\": {\"type\": \"index_lookup\", \"seq_len\": 8}, \"model\": {\"attention\": {\"causal\": true}}}",
                 SRC ": task.min_len (10) must be <= task.seq_len (8)");
     EXPECT_FAIL("{\"task\": {\"train_size\": 0}}", SRC ": task.train_size must be >= 1 for task.type \"match2\"");
+    EXPECT_FAIL("{\"distill\": {\"tables\": \"16..1\"}}", SRC ": distill.tables \"16..1\": range 16..1/1 is empty");
+    EXPECT_FAIL("{\"distill\": {\"funcs\": \"1..65\"}}", SRC ": distill.funcs \"1..65\": 65 is outside [1, 64]");
+    EXPECT_FAIL("{\"distill\": {\"layers\": \"1\"}}", SRC ": distill.layers \"1\": 1 is outside [0, 0] (layers are 0..0, or all)");
+    EXPECT_FAIL("{\"model\": {\"n_layers\": 2}, \"distill\": {\"tables\": \"1;2;3\"}}",
+                SRC ": distill.tables \"1;2;3\": 3 ';'-separated lists for 2 layers");
     EXPECT_FAIL("{\"task\": {\"type\": \"lis\"}}", SRC ": task.type \"lis\" needs model.attention.causal true (it is next-token prediction)");
     EXPECT_FAIL("{\"task\": {\"type\": \"index_lookup\"}}", SRC ": task.type \"index_lookup\" needs model.attention.causal true");
     EXPECT_FAIL("{\"name\": 5}", SRC ": name: expected a string, got 5");

@@ -2,11 +2,13 @@
  *
  *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume] [--quiet]
  *   ./train data CONFIG.json [--set …] [--out DIR]
+ *   ./train distill RUN_DIR [--set distill.key=value]… [--quiet]
  *   ./train bench [--rounds N]
  *   ./train --help
  *
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
  * 130/143 interrupted (a checkpoint was saved first). */
+#include "attnlab/anna/distill.h"
 #include "attnlab/train/bench.h"
 #include "attnlab/train/config.h"
 #include "attnlab/train/trainer.h"
@@ -25,6 +27,8 @@ static void usage(FILE *f) {
         "  ./train CONFIG.json [options]   train as the config says; results in results/<name>/\n"
         "  ./train data CONFIG.json        write the config's train/test sets to data/<task>/*.jsonl\n"
         "                                  (--set and --out work as for training; format: data/README.md)\n"
+        "  ./train distill RUN_DIR         replace the trained attention by ANNA (LSH) over the\n"
+        "                                  distill.* grid; writes anna_grid.csv and SVG figures there\n"
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train --help                  this text\n"
         "  ./train --help-config           every config key: type, range, default, meaning\n"
@@ -87,6 +91,22 @@ static int cmd_train(int argc, char **argv, int first, int write_data) {
     return report(write_data ? train_write_data(&opt, &err) : train_run(&opt, &err), &err);
 }
 
+/* ./train distill RUN_DIR [--set distill.key=value]… [--quiet] */
+static int cmd_distill(int argc, char **argv) {
+    const char *sets[MAX_SETS], *dir = NULL;
+    int n_sets = 0, quiet = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < MAX_SETS) sets[n_sets++] = argv[++i];
+        else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+        else if (argv[i][0] == '-') return usage_error("unknown distill option '%s'", argv[i]);
+        else if (dir) return usage_error("more than one run folder given ('%s')", argv[i]);
+        else dir = argv[i];
+    }
+    if (!dir) return usage_error("%s", "distill needs a run folder (e.g. results/match2)");
+    AlError err = {0};
+    return report(distill_main(dir, sets, n_sets, quiet, &err), &err);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -107,5 +127,6 @@ int main(int argc, char **argv) {
         return report(bench_main(argc - 1, argv + 1, &err), &err);
     }
     if (!strcmp(argv[1], "data")) return cmd_train(argc, argv, 2, 1);
+    if (!strcmp(argv[1], "distill")) return cmd_distill(argc, argv);
     return cmd_train(argc, argv, 1, 0);
 }

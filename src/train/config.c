@@ -22,6 +22,7 @@
  * "--set key=value") and names the key path; err->code is 2.  docs/errors.md lists
  * them all; keep it in step. */
 #include "attnlab/train/config.h"
+#include "attnlab/util/intlist.h"
 
 #include <cJSON.h>
 
@@ -85,6 +86,8 @@ static const char *const cfg_model_names[] = {
     [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm", NULL };
 static const char *const cfg_feature_names[] = {
     [FEAT_ELU1] = "elu1", [FEAT_IDENTITY] = "identity", [FEAT_RELU] = "relu", NULL };
+static const char *const cfg_family_names[] = {
+    [DISTILL_HYPERPLANE] = "hyperplane", [DISTILL_CROSSPOLYTOPE] = "crosspolytope", NULL };
 static const char *const cfg_init_names[] = { [INIT_TORCH] = "torch", [INIT_NORMAL] = "normal", NULL };
 static const char *const cfg_sched_names[] = {
     [SCHED_CONSTANT] = "constant", [SCHED_WARMUP_LINEAR] = "warmup_linear",
@@ -251,6 +254,22 @@ static const CfgKey cfg_keys[] = {
       .doc = "stop when the test token error is <= this; < 0 = never" },
     { "eval.checkpoint_every", CFG_INT, AT(eval.checkpoint_every), GE(0), .def = 0,
       .doc = "save model and training state every N steps; 0 = at evaluations" },
+
+    { "distill", CFG_OBJECT, .doc = "distillation into ANNA (LSH attention) after training, or by ./train distill RUN" },
+    { "distill.enabled", CFG_BOOL, AT(distill.enabled), .def = 0,
+      .doc = "distil right after training" },
+    { "distill.layers", CFG_STRING, AT(distill.layers), .def_str = "all",
+      .doc = "layers whose attention ANNA replaces: all, or a list such as 0,1" },
+    { "distill.family", CFG_ENUM, AT(distill.family), .names = cfg_family_names, .def = DISTILL_HYPERPLANE,
+      .doc = "angular LSH family: hyperplane (SimHash) or crosspolytope" },
+    { "distill.tables", CFG_STRING, AT(distill.tables), .def_str = "1..16",
+      .doc = "hash tables l per layer: 1..16, 32..96/8, 1,2,4; one list per layer separated by ;" },
+    { "distill.funcs", CFG_STRING, AT(distill.funcs), .def_str = "1..6",
+      .doc = "hash functions z per table, same form" },
+    { "distill.runs", CFG_INT, AT(distill.runs), IN(1, 1000), .def = 10,
+      .doc = "hash draws per grid cell (mean and std over them)" },
+    { "distill.seed", CFG_INT, AT(distill.seed), IN(0, 2147483647), .def = 1,
+      .doc = "seed of the hash functions" },
 };
 
 enum { CFG_NKEYS = sizeof cfg_keys / sizeof cfg_keys[0] };
@@ -766,6 +785,20 @@ static int cfg_consistency(const Config *c, CfgProblem *p) {
     if (c->task.type == TASK_INDEX_LOOKUP && c->task.min_len > c->task.seq_len)
         return cfg_problem(p, "task.min_len", "task.seq_len", "task.min_len (%d) must be <= task.seq_len (%d)",
                            c->task.min_len, c->task.seq_len);
+    char why[160];
+    int list[DISTILL_MAX_VALUES], counts[DISTILL_MAX_LAYERS], n;
+    if (strcmp(c->distill.layers, "all") &&
+        intlist_parse(c->distill.layers, 0, m->n_layers - 1, list, DISTILL_MAX_VALUES, &n, why, sizeof why))
+        return cfg_problem(p, "distill.layers", "model.n_layers", "distill.layers \"%s\": %s (layers are 0..%d, or all)",
+                           c->distill.layers, why, m->n_layers - 1);
+    int n_layers = strcmp(c->distill.layers, "all") ? n : m->n_layers;
+    if (n_layers <= DISTILL_MAX_LAYERS) {
+        int lists[DISTILL_MAX_LAYERS * DISTILL_MAX_VALUES];
+        if (intlist_parse_per(c->distill.tables, n_layers, 1, 4096, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
+            return cfg_problem(p, "distill.tables", "distill.layers", "distill.tables \"%s\": %s", c->distill.tables, why);
+        if (intlist_parse_per(c->distill.funcs, n_layers, 1, 64, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
+            return cfg_problem(p, "distill.funcs", "distill.layers", "distill.funcs \"%s\": %s", c->distill.funcs, why);
+    }
     if (t->warmup_steps > t->steps)
         return cfg_problem(p, "train.warmup_steps", "train.steps",
                            "train.warmup_steps (%d) must be <= train.steps (%d)", t->warmup_steps, t->steps);

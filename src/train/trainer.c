@@ -5,6 +5,7 @@
  * train.  The loop itself allocates nothing: the tape's arena is reset each step,
  * batches reuse their buffers, and all parameter state is one flat block. */
 #include "attnlab/train/trainer.h"
+#include "attnlab/anna/distill.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/train/checkpoint.h"
@@ -337,6 +338,8 @@ int train_run(const TrainOptions *opt, AlError *err) {
         rc = loop(r, err);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
+        if (!rc && r->cfg.distill.enabled)
+            rc = distill_run(&r->cfg, r->model, &r->data.test, r->dir, opt->quiet, err);
     }
     teardown(r);
     free(r);

@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #define CFG_NAME_MAX 128
+#define DISTILL_MAX_LAYERS 8      /* layers one distillation grid may replace */
+#define DISTILL_MAX_VALUES 256    /* values in one ℓ or z list */
 #define CFG_PATH_MAX 512
 
 typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED, TASK_DYCK, TASK_FILE } CfgTaskType;
@@ -89,6 +91,21 @@ typedef struct CfgEval {
     int checkpoint_every;    /* save model + training state every N steps; 0 = at evals */
 } CfgEval;
 
+typedef enum { DISTILL_HYPERPLANE, DISTILL_CROSSPOLYTOPE } CfgLshFamily;
+
+/* Distillation into ANNA (paper 000): the trained softmax surrogate's attention in
+ * the chosen layers is replaced by LSH attention and the test error measured over a
+ * grid of (tables ℓ, functions z) per layer, `runs` hash draws per cell. */
+typedef struct CfgDistill {
+    int enabled;             /* bool: distil right after training (./train CONFIG) */
+    char layers[64];         /* "all", or a list such as "0" or "0,1" */
+    CfgLshFamily family;     /* "hyperplane" (SimHash) | "crosspolytope" */
+    char tables[256];        /* ℓ values: "1..16", or per layer "32..96/8;4..32/4" */
+    char funcs[256];         /* z values, same form: "1..6" */
+    int runs;                /* hash draws per cell (mean and std over them) */
+    int seed;                /* of the hash functions */
+} CfgDistill;
+
 typedef struct Config {
     char name[CFG_NAME_MAX];
     uint64_t seed;
@@ -96,6 +113,7 @@ typedef struct Config {
     CfgModel model;
     CfgTrain train;
     CfgEval eval;
+    CfgDistill distill;
 } Config;
 
 void cfg_defaults(Config *c);
