@@ -8,6 +8,7 @@
  * Then `./train distill` on the same folder with other settings reproduces the same
  * numbers for the shared cells (hash functions are seeded and nested). */
 #include "check.h"
+#include "testutil.h"
 #include "attnlab/anna/distill.h"
 #include "attnlab/train/trainer.h"
 
@@ -17,17 +18,7 @@
 
 static char tmp[256];
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    s[fread(s, 1, (size_t)n, f)] = '\0';
-    fclose(f);
-    return s;
-}
+static char *slurp(const char *path) { return tu_read_file(path, NULL); }
 
 /* Mean error of the cell "tables,funcs," in a one-layer grid CSV; −1 if absent. */
 static double cell(const char *csv, int tables, int funcs) {

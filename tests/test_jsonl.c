@@ -5,6 +5,7 @@
 #include "attnlab/data/dyck.h"
 #include "attnlab/data/jsonl.h"
 #include "check.h"
+#include "testutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +25,7 @@ static int write_file(const char *path, const char *text, size_t n) {
     return fclose(f) != 0 || put != n;
 }
 
-static char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)size + 1);
-    *n = fread(p, 1, (size_t)size, f);
-    p[*n] = 0;
-    fclose(f);
-    return p;
-}
+static char *slurp(const char *path, size_t *n) { return tu_read_file(path, n); }
 
 static double now_sec(void) {
     struct timespec t;

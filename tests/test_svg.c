@@ -7,6 +7,7 @@
  * and every input error (code 2) or write error (code 1, path in the message). */
 #include "attnlab/report/svg.h"
 #include "check.h"
+#include "testutil.h"
 
 #include <locale.h>
 #include <math.h>
@@ -26,18 +27,7 @@ static const char *P(const char *name) {
 }
 
 /* The whole file as a NUL-terminated string (NULL if unreadable). */
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    fclose(f);
-    s[got] = '\0';
-    return s;
-}
+static char *slurp(const char *path) { return tu_read_file(path, NULL); }
 
 static int count(const char *s, const char *needle) {
     int n = 0;

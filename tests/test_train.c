@@ -6,6 +6,7 @@
  *   - model.safetensors loads back into a fresh model identical to the trained one;
  *   - a bad config exits 2 and writes nothing; bad resumes are refused clearly. */
 #include "check.h"
+#include "testutil.h"
 #include "attnlab/io/safetensors.h"
 #include "attnlab/train/checkpoint.h"
 #include "attnlab/train/trainer.h"
@@ -27,23 +28,9 @@ static const char *CONFIG =
     "            \"warmup_steps\": 10, \"grad_clip\": 1.0},\n"
     "  \"eval\": {\"every\": 20, \"test_size\": 64} }\n";
 
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
-}
+static void write_file(const char *path, const char *text) { CHECK(tu_write_file(path, text) == 0, "cannot write %s", path); }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    s[fread(s, 1, (size_t)n, f)] = '\0';
-    fclose(f);
-    return s;
-}
+static char *read_file(const char *path) { return tu_read_file(path, NULL); }
 
 static int file_exists(const char *path) {
     struct stat st;

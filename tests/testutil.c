@@ -1,0 +1,27 @@
+/* testutil.c — see testutil.h. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+char *tu_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)(size > 0 ? size : 0) + 1);
+    size_t got = s ? fread(s, 1, (size_t)(size > 0 ? size : 0), f) : 0;
+    fclose(f);
+    if (!s) return NULL;
+    s[got] = '\0';
+    if (len) *len = got;
+    return s;
+}
+
+int tu_write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    int bad = fputs(text, f) < 0;
+    return (fclose(f) != 0 || bad) ? -1 : 0;
+}
