@@ -11,6 +11,7 @@
 #include "attnlab/train/checkpoint.h"
 #include "attnlab/train/trainer.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,31 @@ static void test_data_then_file(void) {
     CHECK(train_write_data(&s, &err) == 2 && strstr(err.msg, "task.train_size is 0"), "streaming export: %s", err.msg);
 }
 
+/* A diverging run stops at the first non-finite step, names it, and keeps the last
+ * good checkpoint (no NaN is ever saved). */
+static void test_nonfinite_stops(void) {
+    char out[512], path[600];
+    snprintf(out, sizeof out, "%s/diverge", tmp);
+    const char *sets[] = {"train.lr=1e30", "train.schedule=constant", "train.warmup_steps=0", "eval.every=1"};
+    AlError err;
+    int rc = run(out, sets, 4, 0, &err);
+    CHECK(rc == 1 && strstr(err.msg, "is not finite") && strstr(err.msg, "step "), "diverging run: rc %d, %s", rc, err.msg);
+    snprintf(path, sizeof path, "%s/train_state.safetensors", out);
+    AlError e2 = {0};
+    StFile *f = st_open(path, &e2);
+    CHECK(f != NULL, "no checkpoint kept: %s", e2.msg);
+    if (f) {
+        const StInfo *in = st_info(f, st_find(f, "params"));
+        float *p = malloc((size_t)in->shape[0] * sizeof(float));
+        CHECK(!st_read_f32(f, "params", 1, in->shape, p, &e2), "%s", e2.msg);
+        long bad = 0;
+        for (long i = 0; i < in->shape[0]; i++) bad += !isfinite(p[i]);
+        CHECK(bad == 0, "the kept checkpoint has %ld non-finite parameters", bad);
+        free(p);
+        st_close(f);
+    }
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/attnlab_train_XXXXXX");
     if (!mkdtemp(tmp)) return 1;
@@ -245,6 +271,7 @@ int main(void) {
     test_bad_input();
     test_streaming_resume();
     test_data_then_file();
+    test_nonfinite_stops();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

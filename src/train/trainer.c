@@ -17,6 +17,7 @@
 #include <cJSON.h>
 #include <cblas.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,7 +228,10 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     return 0;
 }
 
-static float train_step(Run *r) {
+/* One optimizer step.  A non-finite loss or gradient norm stops the run before
+ * the update touches the parameters, so the last checkpoint stays the last good
+ * state (returns an error instead of the learning rate's step). */
+static int train_step(Run *r, float *lr_out, AlError *err) {
     float lr = optim_lr(&r->cfg.train, (int)r->st.step);
     tape_reset(&r->tape);
     params_zero_grad(&r->model->params);
@@ -236,13 +240,19 @@ static float train_step(Run *r) {
     Tensor *logits = model_forward(r->model, &r->tape, r->batch.tokens, r->batch.batch, r->batch.seq_len);
     Tensor *loss = ad_cross_entropy(&r->tape, logits, r->batch.targets);
     tape_backward(&r->tape, loss);
-    r->st.grad_norm = optim_grad_norm(&r->model->params);
-    optim_clip(&r->model->params, r->st.grad_norm, r->cfg.train.grad_clip);
+    double norm = optim_grad_norm(&r->model->params);
+    if (!isfinite(loss->data[0]) || !isfinite(norm))
+        return al_fail(err, 1, "step %ld: the loss (%g) or the gradient norm (%g) is not finite; stopped before "
+                       "updating, so %s holds the last good checkpoint (lower train.lr or set train.grad_clip)",
+                       r->st.step + 1, (double)loss->data[0], norm, r->dir);
+    r->st.grad_norm = norm;
+    optim_clip(&r->model->params, norm, r->cfg.train.grad_clip);
     r->st.step++;
     optim_adam_step(&r->model->params, &r->cfg.train, lr, r->st.step);
     r->st.loss_sum += loss->data[0];
     r->st.loss_count++;
-    return lr;
+    *lr_out = lr;
+    return 0;
 }
 
 static int loop(Run *r, AlError *err) {
@@ -257,7 +267,7 @@ static int loop(Run *r, AlError *err) {
                   r->model->params.total, r->threads, r->threads == 1 ? "" : "s", r->dir);
     while (r->st.step < tc->steps && !g_signal) {
         double s0 = progress_now();
-        lr = train_step(r);
+        if (train_step(r, &lr, err)) return err->code;
         double dt = progress_now() - s0;
         train_s += dt;
         r->st.elapsed_s += dt;
