@@ -30,6 +30,8 @@ static void usage(FILE *f) {
         "  ./train distill RUN_DIR         replace the trained attention by ANNA (LSH) over the\n"
         "                                  distill.* grid; writes anna_grid.csv and SVG figures there\n"
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
+        "  ./train bench attention [--max-n N] [--out DIR]\n"
+        "                                  one attention layer's time vs N: softmax, ANNA, linear, sparse\n"
         "  ./train --help                  this text\n"
         "  ./train --help-config           every config key: type, range, default, meaning\n"
         "\n"

@@ -92,10 +92,12 @@ static int cmp_double(const void *a, const void *b) {
 #define MAX_ROUNDS 15
 
 int bench_main(int argc, char **argv, AlError *err) {
+    if (argc > 1 && !strcmp(argv[1], "attention")) return bench_attention_main(argc - 1, argv + 1, err);
     int rounds = 5, steps_a = 100, steps_b = 10;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
-        else return al_fail(err, 2, "bench: unknown argument '%s' (usage: ./train bench [--rounds N])", argv[i]);
+        else return al_fail(err, 2, "bench: unknown argument '%s' (usage: ./train bench [--rounds N], "
+                                    "./train bench attention [--max-n N] [--out DIR])", argv[i]);
     }
     if (rounds < 1 || rounds > MAX_ROUNDS) return al_fail(err, 2, "bench: --rounds must be 1..%d", MAX_ROUNDS);
     BenchModel models[2];

@@ -13,6 +13,7 @@
 #include "attnlab/train/evaluate.h"
 #include "attnlab/train/optim.h"
 #include "attnlab/train/progress.h"
+#include "attnlab/util/fsutil.h"
 
 #include <cJSON.h>
 #include <cblas.h>
@@ -42,25 +43,6 @@ int train_set_threads(int cfg_threads) {
 }
 
 /* ---- run folder -------------------------------------------------------------------- */
-
-static int mkdir_p(const char *path, AlError *err) {
-    char buf[CFG_PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; ; p++) {
-        if (*p == '/' || *p == '\0') {
-            char keep = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return al_fail(err, 1, "cannot create run folder '%s': %s", buf, strerror(errno));
-            *p = keep;
-            if (!keep) break;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return al_fail(err, 1, "run folder '%s' exists but is not a directory", path);
-    return 0;
-}
 
 static void join(char *out, size_t n, const char *dir, const char *file) {
     snprintf(out, n, "%s/%s", dir, file);
@@ -201,7 +183,7 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     if (opt->out_dir) snprintf(r->dir, sizeof r->dir, "%s", opt->out_dir);
     else snprintf(r->dir, sizeof r->dir, "results/%s", r->cfg.name);
     if (task_build(&r->cfg, &r->data, err)) return err->code;
-    if (mkdir_p(r->dir, err)) return err->code;
+    if (al_mkdir_p(r->dir, err)) return err->code;
     char path[CFG_PATH_MAX + 32];
     join(path, sizeof path, r->dir, "config.json");
     if (!opt->resume && write_text_atomic(path, r->config_json, err)) return err->code;
@@ -329,7 +311,7 @@ int train_write_data(const TrainOptions *opt, AlError *err) {
     free(type);
     if (opt->out_dir) snprintf(dir, sizeof dir, "%s", opt->out_dir);
     else snprintf(dir, sizeof dir, "data/%s", name);
-    int rc = mkdir_p(dir, err) || task_write_jsonl(&td, dir, err);
+    int rc = al_mkdir_p(dir, err) || task_write_jsonl(&td, dir, err);
     if (!rc && !opt->quiet)
         printf("%s\nwrote %s/train.jsonl (%d rows) and %s/test.jsonl (%d rows)\n", td.summary, dir, td.train.n,
                dir, td.test.n);
