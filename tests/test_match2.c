@@ -171,10 +171,8 @@ static void test_paper_setting(void) {
     double sec = now_sec() - t0;
     CHECK(rc == 0, "generate train: %s", err.msg);
     if (rc) return;
+    /* The time is printed, not asserted: tests must not depend on machine load. */
     print_stats("train D=10000", &st, sec);
-#ifndef __SANITIZE_ADDRESS__
-    CHECK(sec < 1.0, "generating D = 10000 took %.3f s", sec);
-#endif
     CHECK(train.n == D, "rows %d", train.n);
     CHECK(st.n_topped_up == 0, "the paper setting needs no top-up, got %d", st.n_topped_up);
     CHECK(st.draws < st.draw_budget, "draws %lld hit the budget", st.draws);
