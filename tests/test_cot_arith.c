@@ -246,7 +246,7 @@ static void print_example(const ArithParams *ap, const Example *ex, const char *
 /* ---- many samples at one size --------------------------------------------- */
 
 static void test_size(int n_ops, int p, int n_samples, int print) {
-    ArithParams ap = { n_ops, p, 0 };
+    ArithParams ap = { n_ops, p, 0, 0 };
     AlError err = { 0 };
     CHECK(arith_check(&ap, &err) == 0, "n_ops %d p %d: %s", n_ops, p, err.msg);
     int max_len = arith_max_len(&ap);
@@ -291,7 +291,7 @@ static void test_size(int n_ops, int p, int n_samples, int print) {
 
 /* The direct variant, and its agreement with CoT drawn from the same stream. */
 static void test_direct(int n_ops, int n_samples) {
-    ArithParams cot = { n_ops, 0, 0 }, dir = { n_ops, 0, 1 };
+    ArithParams cot = { n_ops, 0, 0, 0 }, dir = { n_ops, 0, 1, 0 };
     int max_len = arith_max_len(&dir);
     CHECK(max_len == 4 * n_ops + 2, "direct max_len %d", max_len);
     Buf b, c;
@@ -356,7 +356,7 @@ static void test_longest_chain(void) {
             lens[k] = len + wn - 1;
         }
         int seq[1024], len = compose(es, lens, n, seq);
-        ArithParams ap = { n, 11, 0 }, dp = { n, 11, 1 };
+        ArithParams ap = { n, 11, 0, 0 }, dp = { n, 11, 1, 0 };
         CHECK(len == arith_max_len(&ap), "n %d: longest chain %d tokens, arith_max_len %d", n, len, arith_max_len(&ap));
         const char *w = verify_sequence(seq, len, n, p, 0, len);
         CHECK(w == NULL, "n %d: longest chain rejected: %s", n, w);
@@ -365,7 +365,7 @@ static void test_longest_chain(void) {
 }
 
 static void test_checker_rejects(void) {
-    ArithParams ap = { 6, 11, 0 };
+    ArithParams ap = { 6, 11, 0, 0 };
     Buf b;
     buf_init(&b, arith_max_len(&ap));
     Rng rng = rng_stream(SEED, 50);
@@ -518,7 +518,7 @@ static void table_add(Table *tb, const int *t, int n, int side) {
 static double law_distance(int n_ops, int p, int n, int first_only, int *distinct) {
     enum { CAP = 1 << 16 };
     Table tb = { CAP, 0, calloc(CAP, sizeof(uint64_t)), { calloc(CAP, sizeof(int)), calloc(CAP, sizeof(int)) } };
-    ArithParams ap = { n_ops, p, 0 };
+    ArithParams ap = { n_ops, p, 0, 0 };
     Buf b;
     buf_init(&b, arith_max_len(&ap));
     Rng ra = rng_stream(SEED, 60), rb = rng_stream(SEED, 61);
@@ -565,7 +565,7 @@ static void test_law(void) {
  * x = 0: '*' always succeeds, '/' only with a = 0 and b ≠ 0: 1, 1, 1, (p−1)/p². */
 static void test_operator_law(void) {
     enum { N = 200000, P = 11 };
-    ArithParams ap = { 1, P, 0 };
+    ArithParams ap = { 1, P, 0, 0 };
     Buf b;
     buf_init(&b, arith_max_len(&ap));
     Rng rng = rng_stream(SEED, 70);
@@ -591,7 +591,7 @@ static void test_operator_law(void) {
 /* ---- the API around the sample --------------------------------------------- */
 
 static void test_vocab_and_lengths(void) {
-    ArithParams ap = { 6, 0, 0 };
+    ArithParams ap = { 6, 0, 0, 0 };
     CHECK(arith_vocab_size(&ap) == 21, "vocab %d", arith_vocab_size(&ap));
     for (int id = 0; id < 10; id++)
         CHECK(strcmp(arith_token_name(&ap, id), dict_symbols[id]) == 0, "name of %d: %s", id, arith_token_name(&ap, id));
@@ -602,19 +602,19 @@ static void test_vocab_and_lengths(void) {
     }
     CHECK(strcmp(arith_token_name(&ap, 21), "?") == 0 && strcmp(arith_token_name(&ap, -1), "?") == 0,
           "out-of-range names");
-    ArithParams big = { 3, 97, 0 };
+    ArithParams big = { 3, 97, 0, 0 };
     CHECK(arith_vocab_size(&big) == 107 && strcmp(arith_token_name(&big, 106), "96") == 0, "p = 97 names");
     /* 2n(n+1) + 2 with CoT: the scaled sizes and the paper's. */
     static const int ns[] = { 1, 2, 3, 4, 5, 6, 10, 13, 16 }, cot[] = { 6, 14, 26, 42, 62, 86, 222, 366, 546 };
     for (int i = 0; i < 9; i++) {
-        ArithParams q = { ns[i], 11, 0 }, d = { ns[i], 11, 1 };
+        ArithParams q = { ns[i], 11, 0, 0 }, d = { ns[i], 11, 1, 0 };
         CHECK(arith_max_len(&q) == cot[i], "max_len(%d) = %d", ns[i], arith_max_len(&q));
         CHECK(arith_max_len(&d) == 4 * ns[i] + 2, "direct max_len(%d)", ns[i]);
     }
 }
 
 static void test_extract(void) {
-    ArithParams ap = { 2, 11, 0 }, dp = { 2, 11, 1 };
+    ArithParams ap = { 2, 11, 0, 0 }, dp = { 2, 11, 1, 0 };
     int st, al;
     /* 2 + 3 * 4 = 2 + 1 = 3 <eos> */
     int good[] = { NUM + 2, ADD, NUM + 3, MUL, NUM + 4, EQ, NUM + 2, ADD, NUM + 1, EQ, NUM + 3, EOS, PAD, PAD };
@@ -647,7 +647,7 @@ static void test_extract(void) {
 }
 
 static void test_determinism(void) {
-    ArithParams ap = { 5, 11, 0 };
+    ArithParams ap = { 5, 11, 0, 0 };
     Buf a, b;
     buf_init(&a, arith_max_len(&ap));
     buf_init(&b, arith_max_len(&ap));
@@ -668,19 +668,58 @@ static void test_determinism(void) {
     buf_free(&b);
 }
 
+/* task.under: training operator counts follow P(i) = i / (n(n+1)/2), each example
+ * still a valid chain for its own count (re-derived by the checker); without under
+ * arith_sample_train is arith_sample on the same stream. */
+static void test_under(int n_ops, int n_samples) {
+    ArithParams ap = { n_ops, 11, 0, 1 }, plain = { n_ops, 11, 0, 0 };
+    Buf b, c;
+    buf_init(&b, arith_max_len(&ap));
+    buf_init(&c, arith_max_len(&ap));
+    Rng r = rng_stream(SEED, 90);
+    long count[ARITH_MAX_OPS + 1] = { 0 };
+    int bad = 0;
+    for (int s = 0; s < n_samples; s++) {
+        arith_sample_train(&ap, &r, &b.ex);
+        int k = count_ops(b.ex.tokens, b.ex.prompt_len - 1);
+        if (k < 1 || k > n_ops) { bad++; continue; }
+        count[k]++;
+        ArithParams own = { k, 11, 0, 0 };
+        const char *why = verify_sequence(b.ex.tokens, b.ex.len, k, 11, 0, arith_max_len(&own));
+        if (!why) why = verify_fields(&b.ex, 0);
+        if (why && bad++ < 3) print_example(&own, &b.ex, why);
+    }
+    CHECK(bad == 0 && buf_guard_ok(&b), "under: %d invalid examples", bad);
+    double total = n_ops * (n_ops + 1) / 2.0;
+    for (int k = 1; k <= n_ops; k++) {
+        double want = n_samples * k / total, sd = sqrt(want * (1 - k / total));
+        CHECK(fabs(count[k] - want) < 5 * sd, "under: %ld examples with %d operators, %.0f expected", count[k], k, want);
+    }
+    Rng r1 = rng_stream(SEED, 91), r2 = rng_stream(SEED, 91);
+    int same = 1;
+    for (int s = 0; s < 200; s++) {
+        arith_sample_train(&plain, &r1, &b.ex);
+        arith_sample(&plain, &r2, &c.ex);
+        same &= b.ex.len == c.ex.len && memcmp(b.ex.tokens, c.ex.tokens, (size_t)b.ex.len * sizeof(int)) == 0;
+    }
+    CHECK(same, "without under, arith_sample_train differs from arith_sample");
+    buf_free(&b);
+    buf_free(&c);
+}
+
 static void test_bad_params(void) {
     static const struct { ArithParams p; const char *word; } bad[] = {
-        { { 0, 11, 0 }, "n_ops" },   { { -3, 11, 0 }, "n_ops" }, { { 101, 11, 0 }, "n_ops" },
-        { { 3, 1, 0 }, "modulus" },  { { 3, 12, 0 }, "modulus" }, { { 3, 4, 0 }, "modulus" },
-        { { 3, 101, 0 }, "modulus" }, { { 3, -11, 0 }, "modulus" }, { { 3, 11, 2 }, "direct" },
-        { { 3, 11, -1 }, "direct" },
+        { { 0, 11, 0, 0 }, "n_ops" },   { { -3, 11, 0, 0 }, "n_ops" }, { { 101, 11, 0, 0 }, "n_ops" },
+        { { 3, 1, 0, 0 }, "modulus" },  { { 3, 12, 0, 0 }, "modulus" }, { { 3, 4, 0, 0 }, "modulus" },
+        { { 3, 101, 0, 0 }, "modulus" }, { { 3, -11, 0, 0 }, "modulus" }, { { 3, 11, 2, 0 }, "direct" },
+        { { 3, 11, -1, 0 }, "direct" },   { { 3, 11, 0, 2 }, "under" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         AlError err = { 0 };
         int rc = arith_check(&bad[i].p, &err);
         CHECK(rc == 2 && err.code == 2 && strstr(err.msg, bad[i].word), "case %zu: rc %d, '%s'", i, rc, err.msg);
     }
-    static const ArithParams good[] = { { 1, 0, 0 }, { 100, 11, 1 }, { 3, 2, 0 }, { 3, 97, 0 }, { 16, 11, 0 } };
+    static const ArithParams good[] = { { 1, 0, 0, 0 }, { 100, 11, 1, 0 }, { 3, 2, 0, 0 }, { 3, 97, 0, 0 }, { 16, 11, 0, 0 } };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         AlError err = { 0 };
         CHECK(arith_check(&good[i], &err) == 0, "good case %zu rejected: %s", i, err.msg);
@@ -713,6 +752,8 @@ int main(void) {
     test_operator_law();
     test_law();
     test_determinism();
+    test_under(3, 30000);
+    test_under(6, 30000);
     printf("total %.2f s\n", now_sec() - t0);
     return check_exit("test_cot_arith");
 }

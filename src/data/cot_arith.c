@@ -34,6 +34,8 @@ int arith_check(const ArithParams *p, AlError *err) {
                        p->modulus, ARITH_MAX_MODULUS, ARITH_DEFAULT_MODULUS);
     if (p->direct != 0 && p->direct != 1)
         return al_fail(err, 2, "arith: direct %d must be 0 or 1", p->direct);
+    if (p->under != 0 && p->under != 1)
+        return al_fail(err, 2, "arith: under %d must be 0 or 1", p->under);
     return 0;
 }
 
@@ -214,4 +216,23 @@ int arith_extract_answer(const ArithParams *p, const int *tokens, int len, int *
     *start = at;
     *alen = 1;
     return 1;
+}
+
+/* i ∈ 1..n with P(i) ∝ i: walk the triangle 1 + 2 + … + n. */
+static int under_ops(int n, Rng *rng) {
+    uint32_t r = rng_below(rng, (uint32_t)(n * (n + 1) / 2));
+    int i = 1;
+    while (r >= (uint32_t)i) r -= (uint32_t)i++;
+    return i;
+}
+
+void arith_sample_train(const ArithParams *p, Rng *rng, Example *ex) {
+    if (!p->under) {
+        arith_sample(p, rng, ex);
+        return;
+    }
+    ArithParams q = *p;
+    q.under = 0;
+    q.n_ops = under_ops(p->n_ops, rng);
+    arith_sample(&q, rng, ex);
 }

@@ -50,10 +50,10 @@ static int idx_generator(const CfgTask *t, TaskData *td, AlError *err) {
 /* Chain-of-thought tasks share one shape: language modelling over the whole
  * vocabulary, deduplicated by the prompt (a test problem never appears in training,
  * even with another chain of thought), final answers read by the task's extractor. */
-#define COT_ADAPTER(NAME, PARAMS)                                                                    \
+#define COT_ADAPTER(NAME, PARAMS, TRAIN_SAMPLE)                                                      \
     static void NAME##_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {      \
-        (void)split;                                                                                 \
-        NAME##_sample(g->params, rng, ex);                                                           \
+        if (split == SPLIT_TRAIN) TRAIN_SAMPLE(g->params, rng, ex);                                  \
+        else NAME##_sample(g->params, rng, ex);                                                      \
     }                                                                                                \
     static int NAME##_task_answer(const TaskGen *g, const int *tokens, int len, int *start, int *alen) { \
         return NAME##_extract_answer(g->params, tokens, len, start, alen);                           \
@@ -63,14 +63,14 @@ static int idx_generator(const CfgTask *t, TaskData *td, AlError *err) {
                         .max_len = NAME##_max_len(p), .pad_id = pad, .key_is_prompt = 1, .eos_id = eos, \
                         .sample = NAME##_task_sample, .extract_answer = NAME##_task_answer, .params = p }; \
     }
-COT_ADAPTER(arith, ArithParams)
-COT_ADAPTER(lis, LisParams)
-COT_ADAPTER(ed, EdParams)
+COT_ADAPTER(arith, ArithParams, arith_sample_train)   /* task.under: shorter training expressions */
+COT_ADAPTER(lis, LisParams, lis_sample)
+COT_ADAPTER(ed, EdParams, ed_sample)
 
 static int cot_generator(const CfgTask *t, TaskData *td, AlError *err) {
     switch (t->type) {
     case TASK_ARITH:
-        td->params.arith = (ArithParams){ t->n_ops, t->modulus, t->direct };
+        td->params.arith = (ArithParams){ t->n_ops, t->modulus, t->direct, t->under };
         if (arith_check(&td->params.arith, err)) return err->code;
         arith_task_gen(&td->gen, &td->params.arith, ARITH_PAD, ARITH_EOS);
         return 0;

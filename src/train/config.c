@@ -142,6 +142,9 @@ static const CfgKey cfg_keys[] = {
       ONLY_FOR_TASKS(KHOP), .doc = "hop count of every test example; -1 = drawn like training" },
     { "task.n_ops", CFG_INT, AT(task.n_ops), IN(1, 100), .def = 3,
       ONLY_FOR_TASKS(ARITH), .doc = "operators per expression (paper 004's sizes 3..6 at CPU scale)" },
+    { "task.under", CFG_BOOL, AT(task.under), .def = 0,
+      ONLY_FOR_TASKS(ARITH), .doc = "training expressions get i = 1..n_ops operators with P(i) ~ i (public --under); "
+                                    "tests keep n_ops" },
     { "task.direct", CFG_BOOL, AT(task.direct), .def = 0,
       ONLY_FOR_TASKS(COT), .doc = "answer only, without the chain of thought" },
     { "task.length", CFG_INT, AT(task.length), IN(1, 4096), .def = 10,

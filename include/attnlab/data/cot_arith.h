@@ -72,8 +72,8 @@
  *    law.
  *  - Dedup is the caller's business (see the report); the public code keeps a set
  *    of whole sequences (prompt AND chain) and rejects test sequences found in it.
- *  - The public --under option (part of the training set with fewer operators) is a
- *    dataset-level recipe: call arith_sample with smaller n_ops. */
+ *  - The public --under option (part of the training set with fewer operators):
+ *    arith_sample_train draws the operator count per example (see there). */
 #ifndef ATTNLAB_DATA_COT_ARITH_H
 #define ATTNLAB_DATA_COT_ARITH_H
 
@@ -96,6 +96,8 @@ typedef struct ArithParams {
     int n_ops;     /* the paper's "number of operators" (public --length), 1..ARITH_MAX_OPS */
     int modulus;   /* p, a prime ≤ ARITH_MAX_MODULUS (public --number_range); 0 = 11 */
     int direct;    /* 1 = answer only (the public "decoder" data), 0 = chain of thought */
+    int under;     /* training examples only: operator count i ∈ 1..n_ops drawn with
+                      probability ∝ i (the public --under, used in its DATA.md) */
 } ArithParams;
 
 /* Returns 0, or 2 with err naming the bad parameter. */
@@ -108,6 +110,14 @@ const char *arith_token_name(const ArithParams *p, int id);
 /* Fills ex with one example (tokens and targets need arith_max_len entries).
  * p must have passed arith_check.  No allocation. */
 void arith_sample(const ArithParams *p, Rng *rng, Example *ex);
+
+/* A training example: arith_sample, except that with p->under the operator count
+ * is first drawn from 1..n_ops with P(i) = i / (n(n+1)/2) — the public --under
+ * proportions.  (The public code draws those counts exactly, collapses duplicates,
+ * then tops up with full-length expressions; drawing per example instead keeps the
+ * same mixture for streaming and fixed sets, and dedup collapses the few distinct
+ * short expressions the same way.)  Without under it is arith_sample, same stream. */
+void arith_sample_train(const ArithParams *p, Rng *rng, Example *ex);
 
 /* The final answer of a model-generated sequence tokens[0..len) (prompt included),
  * by the rule above: CoT — the token before the first <eos>; direct — the token

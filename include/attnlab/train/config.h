@@ -38,6 +38,7 @@ typedef struct CfgTask {
     int test_hops;           /* khop: hop count of test examples; −1 = same range as training */
     int min_len;             /* index_lookup: fewest symbols of a training example */
     int n_ops;               /* arith: operators per expression */
+    int under;               /* arith: bool, training operator counts 1..n_ops ∝ i (public --under) */
     int direct;              /* chain-of-thought tasks: bool, answer only (no chain of thought) */
     int length;              /* lis: sequence length n; ed: string length ℓ */
     int number_range;        /* lis: values 1..range−1; ed: integer tokens; 0 = the task's default */
