@@ -308,6 +308,8 @@ static void test_type_errors(void) {
     EXPECT_FAIL("{\"distill\": {\"tables\": \"16..1\"}}", SRC ": distill.tables \"16..1\": range 16..1/1 is empty");
     EXPECT_FAIL("{\"distill\": {\"funcs\": \"1..65\"}}", SRC ": distill.funcs \"1..65\": 65 is outside [1, 64]");
     EXPECT_FAIL("{\"distill\": {\"layers\": \"1\"}}", SRC ": distill.layers \"1\": 1 is outside [0, 0] (layers are 0..0, or all)");
+    EXPECT_FAIL("{\"model\": {\"n_layers\": 2}, \"distill\": {\"funcs\": \"1;2\", \"same_funcs\": true}}",
+                SRC ": distill.same_funcs needs the same z list for every layer, but distill.funcs is \"1;2\"");
     EXPECT_FAIL("{\"model\": {\"n_layers\": 2}, \"distill\": {\"tables\": \"1;2;3\"}}",
                 SRC ": distill.tables \"1;2;3\": 3 ';'-separated lists for 2 layers");
     EXPECT_FAIL("{\"task\": {\"type\": \"lis\"}}", SRC ": task.type \"lis\" needs model.attention.causal true (it is next-token prediction)");

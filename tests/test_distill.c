@@ -80,6 +80,46 @@ int main(void) {
     const char *lin[] = {"model.attention.type=linear"};
     CHECK(distill_main(out, lin, 1, 1, &err) == 2 && strstr(err.msg, "softmax"), "linear model: %s", err.msg);
 
+    /* Two layers with one shared z axis: each tied cell (l1, z, l2, z) is the
+     * untied grid's cell with the same values, row for row. */
+    snprintf(cfg, sizeof cfg, "%s/c2.json", tmp);
+    f = fopen(cfg, "w");
+    fputs("{ \"task\": {\"type\": \"match2\", \"seq_len\": 16, \"modulus\": 13, \"train_size\": 500},\n"
+          "  \"model\": {\"d_model\": 16, \"n_layers\": 2, \"attention\": {\"score\": \"unit_norm\"}},\n"
+          "  \"train\": {\"steps\": 20},\n  \"eval\": {\"every\": 20, \"test_size\": 32},\n"
+          "  \"distill\": {\"enabled\": true, \"tables\": \"1,2;1,3\", \"funcs\": \"1..2\", \"runs\": 2, "
+          "\"same_funcs\": true} }\n", f);
+    fclose(f);
+    snprintf(out, sizeof out, "%s/run2", tmp);
+    TrainOptions o2 = { .config_path = cfg, .out_dir = out, .quiet = 1 };
+    CHECK(train_run(&o2, &err) == 0, "two-layer train + distill failed: %s", err.msg);
+    snprintf(path, sizeof path, "%s/anna_grid.csv", out);
+    char *tied = slurp(path);
+    const char *untie[] = {"distill.same_funcs=false"};
+    CHECK(distill_main(out, untie, 1, 1, &err) == 0, "untied distill failed: %s", err.msg);
+    char *full = slurp(path);
+    int tied_rows = 0, full_rows = 0, found = 0;
+    for (const char *p = full; p && *p; p++) full_rows += *p == '\n';
+    for (char *line = tied ? strchr(tied, '\n') : NULL; line && line[1]; line = strchr(line + 1, '\n')) {
+        char row[128];
+        size_t n = strcspn(line + 1, "\n");
+        snprintf(row, sizeof row, "\n%.*s\n", (int)n, line + 1);
+        tied_rows++;
+        found += full && strstr(full, row) != NULL;
+    }
+    CHECK(tied_rows == 2 * 2 * 2 && full_rows == 1 + 2 * 2 * 2 * 2, "rows: %d tied, %d untied lines", tied_rows, full_rows);
+    CHECK(found == tied_rows, "%d of %d tied rows are not in the untied grid", tied_rows - found, tied_rows);
+    static const int l1s[] = {1, 2}, l2s[] = {1, 3};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            for (int z = 1; z <= 2; z++) {
+                char key[64];
+                snprintf(key, sizeof key, "\n%d,%d,%d,%d,", l1s[a], z, l2s[b], z);
+                CHECK(tied && strstr(tied, key), "tied grid lacks the cell %s", key + 1);
+            }
+    free(tied);
+    free(full);
+
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);

@@ -20,6 +20,7 @@ typedef struct Grid {
     int layer[DISTILL_MAX_LAYERS];
     int tables[DISTILL_MAX_LAYERS][DISTILL_MAX_VALUES], n_tables[DISTILL_MAX_LAYERS];
     int funcs[DISTILL_MAX_LAYERS][DISTILL_MAX_VALUES], n_funcs[DISTILL_MAX_LAYERS];
+    int same_funcs;                          /* one z axis shared by every layer */
     long cells;
 } Grid;
 
@@ -36,16 +37,26 @@ static int grid_from_config(const CfgDistill *d, int n_layers, Grid *g, AlError 
     if (intlist_parse_per(d->tables, g->n, 1, 4096, &g->tables[0][0], DISTILL_MAX_VALUES, g->n_tables, why, sizeof why) ||
         intlist_parse_per(d->funcs, g->n, 1, 64, &g->funcs[0][0], DISTILL_MAX_VALUES, g->n_funcs, why, sizeof why))
         return al_fail(err, 2, "distill.tables/funcs: %s", why);
-    g->cells = 1;
-    for (int i = 0; i < g->n; i++) g->cells *= (long)g->n_tables[i] * g->n_funcs[i];
+    g->same_funcs = d->same_funcs;   /* the config check made every layer's z list the same */
+    g->cells = g->same_funcs ? g->n_funcs[0] : 1;
+    for (int i = 0; i < g->n; i++) g->cells *= (long)g->n_tables[i] * (g->same_funcs ? 1 : g->n_funcs[i]);
     return 0;
 }
 
-/* Cell c → per layer (table index, func index); the last layer varies fastest. */
+/* Cell c → per layer (table index, func index); the last layer varies fastest,
+ * a shared z fastest of all. */
 static void cell_indices(const Grid *g, long c, int *ti, int *zi) {
+    int shared = 0;
+    if (g->same_funcs) {
+        shared = (int)(c % g->n_funcs[0]);
+        c /= g->n_funcs[0];
+    }
     for (int i = g->n - 1; i >= 0; i--) {
-        zi[i] = (int)(c % g->n_funcs[i]);
-        c /= g->n_funcs[i];
+        zi[i] = shared;
+        if (!g->same_funcs) {
+            zi[i] = (int)(c % g->n_funcs[i]);
+            c /= g->n_funcs[i];
+        }
         ti[i] = (int)(c % g->n_tables[i]);
         c /= g->n_tables[i];
     }

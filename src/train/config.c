@@ -269,6 +269,8 @@ static const CfgKey cfg_keys[] = {
       .doc = "hash tables l per layer: 1..16, 32..96/8, 1,2,4; one list per layer separated by ;" },
     { "distill.funcs", CFG_STRING, AT(distill.funcs), .def_str = "1..6",
       .doc = "hash functions z per table, same form" },
+    { "distill.same_funcs", CFG_BOOL, AT(distill.same_funcs), .def = 0,
+      .doc = "every distilled layer uses the same z: one grid axis instead of one per layer" },
     { "distill.runs", CFG_INT, AT(distill.runs), IN(1, 1000), .def = 10,
       .doc = "hash draws per grid cell (mean and std over them)" },
     { "distill.seed", CFG_INT, AT(distill.seed), IN(0, 2147483647), .def = 1,
@@ -801,6 +803,12 @@ static int cfg_consistency(const Config *c, CfgProblem *p) {
             return cfg_problem(p, "distill.tables", "distill.layers", "distill.tables \"%s\": %s", c->distill.tables, why);
         if (intlist_parse_per(c->distill.funcs, n_layers, 1, 64, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
             return cfg_problem(p, "distill.funcs", "distill.layers", "distill.funcs \"%s\": %s", c->distill.funcs, why);
+        for (int i = 1; i < n_layers && c->distill.same_funcs; i++)
+            if (counts[i] != counts[0] ||
+                memcmp(lists + i * DISTILL_MAX_VALUES, lists, (size_t)counts[0] * sizeof *lists))
+                return cfg_problem(p, "distill.same_funcs", "distill.funcs",
+                                   "distill.same_funcs needs the same z list for every layer, but distill.funcs is \"%s\"",
+                                   c->distill.funcs);
     }
     if (t->warmup_steps > t->steps)
         return cfg_problem(p, "train.warmup_steps", "train.steps",

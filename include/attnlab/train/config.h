@@ -103,6 +103,7 @@ typedef struct CfgDistill {
     CfgLshFamily family;     /* "hyperplane" (SimHash) | "crosspolytope" */
     char tables[256];        /* ℓ values: "1..16", or per layer "32..96/8;4..32/4" */
     char funcs[256];         /* z values, same form: "1..6" */
+    int same_funcs;          /* bool: one z for every distilled layer (one grid axis) */
     int runs;                /* hash draws per cell (mean and std over them) */
     int seed;                /* of the hash functions */
 } CfgDistill;
