@@ -68,6 +68,12 @@ static SparseLists build_lists(Tape *t, int T, int block, int k_local, int c) {
     return L;
 }
 
+long ad_sparse_attention_pairs(int T, int block, int k_local, int c) {
+    long n = 0;
+    for (int i = 0; i < T; i++) n += visible_keys(i, block, k_local * block, c, NULL);
+    return n;
+}
+
 /* p = softmax(p) over n in place, max-subtracted; n = 0 is a no-op. */
 static void softmax_inplace(float *p, int n) {
     if (n == 0) return;

@@ -4,11 +4,15 @@
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--quiet]
  *   ./train bench [--rounds N]
+ *   ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--quiet]
+ *   ./train sweep --merge DIR… [--out DIR]
  *   ./train --help
  *
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
  * 130/143 interrupted (a checkpoint was saved first). */
 #include "attnlab/anna/distill.h"
+#include "attnlab/sweep/spec.h"
+#include "attnlab/sweep/sweep.h"
 #include "attnlab/train/bench.h"
 #include "attnlab/train/config.h"
 #include "attnlab/train/trainer.h"
@@ -32,6 +36,12 @@ static void usage(FILE *f) {
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train bench attention [--max-n N] [--out DIR]\n"
         "                                  one attention layer's time vs N: softmax, ANNA, linear, sparse\n"
+        "  ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--quiet]\n"
+        "                                  a grid of runs from the config's \"sweep\" section: one run\n"
+        "                                  folder per cell, grid.csv/json, heatmaps, summary.md;\n"
+        "                                  re-runs resume (README: Sweeps and grids)\n"
+        "  ./train sweep --merge DIR… [--out DIR]\n"
+        "                                  gather --shard folders into one grid\n"
         "  ./train --help                  this text\n"
         "  ./train --help-config           every config key: type, range, default, meaning\n"
         "\n"
@@ -121,6 +131,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "--help-config")) {
         char *help = cfg_help();
         fputs(help, stdout);
+        fputs(sweep_help(), stdout);
         free(help);
         return 0;
     }
@@ -130,5 +141,9 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "data")) return cmd_train(argc, argv, 2, 1);
     if (!strcmp(argv[1], "distill")) return cmd_distill(argc, argv);
+    if (!strcmp(argv[1], "sweep")) {
+        AlError err = {0};
+        return report(sweep_main(argc - 1, argv + 1, &err), &err);
+    }
     return cmd_train(argc, argv, 1, 0);
 }

@@ -125,10 +125,18 @@ Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T) {
     return norm(m, t, x, &m->ln_f);
 }
 
+/* Forward multiply-adds (×2) of the products per sequence; see model_flops_per_seq. */
 double transformer_flops_per_seq(const Model *m, int T) {
-    double d = m->cfg.d_model, hidden = (double)m->cfg.mlp_ratio * d;
+    const CfgAttention *a = &m->cfg.attention;
+    double d = m->cfg.d_model, d_head = d / m->cfg.n_heads, hidden = (double)m->cfg.mlp_ratio * d, mix;
+    if (a->type == ATTN_LINEAR)        /* per head: S or Gᵀ·V and F·S (T·Dh² each), den = F·z */
+        mix = 2.0 * T * d * d_head * 2 + 2.0 * T * d;
+    else if (a->type == ATTN_SPARSE)   /* q·k and p·v over the visible pairs only */
+        mix = 2.0 * (double)ad_sparse_attention_pairs(T, m->sparse_block, a->local_blocks, a->summary) * d * 2;
+    else                               /* Q·Kᵀ and P·V over the full T×T (causal too: */
+        mix = 2.0 * T * T * d * 2;     /* the GEMMs compute the masked half as well) */
     double per_layer = 2.0 * T * d * d * 4       /* q, k, v, o */
-                     + 2.0 * T * T * d * 2       /* Q·Kᵀ and P·V over all heads */
+                     + mix
                      + 2.0 * T * d * hidden * 2; /* fc1, fc2 */
     return per_layer * m->cfg.n_layers;
 }

@@ -279,6 +279,7 @@ static const CfgKey cfg_keys[] = {
 
 enum { CFG_NKEYS = sizeof cfg_keys / sizeof cfg_keys[0] };
 #define CFG_KEY_MAX 256    /* longest key path we handle (longer ones are typos) */
+#define CFG_SWEEP_SECTION "sweep"   /* read by ./train sweep (src/sweep), not part of Config */
 #define CFG_SRC_MAX 256    /* longest source name kept for messages */
 
 /* ------------------------------------------------------------------------------
@@ -718,6 +719,9 @@ static int cfg_walk(const cJSON *obj, const char *prefix, const cJSON **seen, co
         char path[CFG_KEY_MAX], nested[CFG_KEY_MAX + 64];
         snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", it->string);
         int i = cfg_find(path);
+        if (i < 0 && !strcmp(path, CFG_SWEEP_SECTION))   /* not cut out by cfg_load_sweep */
+            return al_fail(err, 2, "%s: the '%s' section describes a grid of runs: run it with "
+                           "./train sweep %s (a single run takes the config without it)", src, path, src);
         if (i >= 0 && strchr(it->string, '.')) {
             /* Dotted keys are for --set; in a file the key must be nested. */
             cfg_nested_form(path, nested, sizeof nested);
@@ -1091,8 +1095,11 @@ static const char *cfg_skip_ws(const char *p, const char *end) {
 }
 
 /* Parses `text` (len bytes, NUL-terminated) and applies it over *c, without the
- * cross-key rules (the caller runs them after any overrides). */
-static int cfg_read_text(Config *c, const char *text, size_t len, const char *src, AlError *err) {
+ * cross-key rules (the caller runs them after any overrides).  With sweep_json, a
+ * top-level "sweep" member is cut out first and returned as JSON text (malloc'ed;
+ * NULL when there is none). */
+static int cfg_read_text(Config *c, const char *text, size_t len, const char *src, char **sweep_json,
+                         AlError *err) {
     const char *end = text + len, *nul = memchr(text, 0, len);
     if (nul) return cfg_fail_at(err, src, text, end, nul, "contains a NUL byte (is this a text file?)");
     if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) text += 3;   /* UTF-8 byte-order mark */
@@ -1117,7 +1124,12 @@ static int cfg_read_text(Config *c, const char *text, size_t len, const char *sr
                      cfg_describe(root, got, sizeof got));
     } else {
         const cJSON *seen[CFG_NKEYS] = { 0 };
-        rc = cfg_walk(root, "", seen, src, err);
+        cJSON *sweep = sweep_json ? cJSON_DetachItemFromObjectCaseSensitive(root, CFG_SWEEP_SECTION) : NULL;
+        if (sweep && cJSON_GetObjectItemCaseSensitive(root, CFG_SWEEP_SECTION))
+            rc = al_fail(err, 2, "%s: duplicate key '%s' (a JSON object must not repeat a key)", src, CFG_SWEEP_SECTION);
+        if (sweep && !rc) *sweep_json = cJSON_PrintUnformatted(sweep);
+        cJSON_Delete(sweep);
+        if (!rc) rc = cfg_walk(root, "", seen, src, err);
         if (!rc) rc = cfg_apply_seen(c, seen, src, err);
     }
     cJSON_Delete(root);
@@ -1220,38 +1232,60 @@ static int cfg_covers(const char *set, const char *key) {
     return !strncmp(set, key, n) && (key[n] == 0 || key[n] == '.');
 }
 
-int cfg_load(Config *c, const char *path, const char *const *overrides, int n_overrides, AlError *err) {
-    size_t len = 0;
-    char *text = cfg_slurp(path, &len, err);
-    if (!text) return err->code;
-    Config tmp;
-    cfg_defaults(&tmp);
-    int rc = cfg_read_text(&tmp, text, len, path, err);
-    free(text);
-    if (rc) return rc;
-
-    char (*keys)[CFG_KEY_MAX] = al_calloc(n_overrides > 0 ? (size_t)n_overrides : 1, CFG_KEY_MAX);
-    for (int i = 0; i < n_overrides && !rc; i++)
-        rc = cfg_assign(&tmp, overrides[i], keys[i], CFG_KEY_MAX, err);
+int cfg_set_all(Config *c, const char *const *assignments, int n, const char *source, AlError *err) {
+    Config tmp = *c;
+    int rc = 0;
+    char (*keys)[CFG_KEY_MAX] = al_calloc(n > 0 ? (size_t)n : 1, CFG_KEY_MAX);
+    for (int i = 0; i < n && !rc; i++)
+        rc = cfg_assign(&tmp, assignments[i], keys[i], CFG_KEY_MAX, err);
     CfgProblem p;
     if (!rc && cfg_consistency(&tmp, &p)) {
-        /* Blame the last override that set one of the keys involved, else the file. */
+        /* Blame the last override that set one of the keys involved, else the source. */
         int blame = -1;
-        for (int i = n_overrides - 1; i >= 0 && blame < 0; i--)
+        for (int i = n - 1; i >= 0 && blame < 0; i--)
             for (int j = 0; p.keys[j]; j++)
                 if (cfg_covers(keys[i], p.keys[j])) { blame = i; break; }
-        if (blame >= 0) rc = al_fail(err, 2, "--set %.200s: %s", overrides[blame], p.msg);
-        else rc = al_fail(err, 2, "%s: %s", path, p.msg);
+        if (blame >= 0) rc = al_fail(err, 2, "--set %.200s: %s", assignments[blame], p.msg);
+        else rc = al_fail(err, 2, "%s: %s", source, p.msg);
     }
     free(keys);
     if (!rc) *c = tmp;
     return rc;
 }
 
+static int cfg_load_file(Config *c, const char *path, const char *const *overrides, int n_overrides,
+                         char **sweep_json, AlError *err) {
+    size_t len = 0;
+    char *text = cfg_slurp(path, &len, err);
+    if (!text) return err->code;
+    Config tmp;
+    cfg_defaults(&tmp);
+    int rc = cfg_read_text(&tmp, text, len, path, sweep_json, err);
+    free(text);
+    if (!rc) rc = cfg_set_all(&tmp, overrides, n_overrides, path, err);
+    if (!rc) *c = tmp;
+    return rc;
+}
+
+int cfg_load(Config *c, const char *path, const char *const *overrides, int n_overrides, AlError *err) {
+    return cfg_load_file(c, path, overrides, n_overrides, NULL, err);
+}
+
+int cfg_load_sweep(Config *c, const char *path, const char *const *overrides, int n_overrides,
+                   char **sweep_json, AlError *err) {
+    *sweep_json = NULL;
+    int rc = cfg_load_file(c, path, overrides, n_overrides, sweep_json, err);
+    if (rc) {
+        free(*sweep_json);
+        *sweep_json = NULL;
+    }
+    return rc;
+}
+
 int cfg_parse(Config *c, const char *json, const char *source, AlError *err) {
     Config tmp;
     cfg_defaults(&tmp);
-    if (cfg_read_text(&tmp, json, strlen(json), source, err)) return err->code;
+    if (cfg_read_text(&tmp, json, strlen(json), source, NULL, err)) return err->code;
     CfgProblem p;
     if (cfg_consistency(&tmp, &p)) return al_fail(err, 2, "%s: %s", source, p.msg);
     *c = tmp;

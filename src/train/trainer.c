@@ -157,6 +157,7 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     cJSON_AddNumberToObject(j, "train_sequences", r->data.train.n);
     cJSON_AddNumberToObject(j, "distinct_train_sequences", r->data.n_distinct_train);
     cJSON_AddNumberToObject(j, "n_params", (double)r->model->params.total);
+    cJSON_AddNumberToObject(j, "flops_per_seq", model_flops_per_seq(r->model, r->data.seq_len));
     cJSON_AddNumberToObject(j, "train_seconds", r->st.elapsed_s);
     cJSON_AddNumberToObject(j, "wall_seconds_this_sitting", wall_s);
     cJSON_AddNumberToObject(j, "ms_per_step", steps_this_sitting ? 1000.0 * train_s_this_sitting / steps_this_sitting : 0);
@@ -199,6 +200,8 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     r->st.target_step = -1;
     if (opt->resume) {
         if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
+        /* config.json follows the latest sitting (train.steps or eval.* may have changed). */
+        if (write_text_atomic(path, r->config_json, err)) return err->code;
         r->tape.rng = r->st.dropout_rng;
         if (!r->data.streaming && sampler_set_state(&r->sampler, &r->st.sampler, err)) return err->code;
         join(path, sizeof path, r->dir, "metrics.jsonl");

@@ -89,6 +89,9 @@ Tensor *ad_linear_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, AdFeature 
  * O(T·(k_local·block + c·T/block)·D), never a T×T matrix.  q, k, v (B, H, T, D). */
 Tensor *ad_sparse_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, int block, int k_local, int c,
                             float scale);
+/* The number of (query, key) pairs it scores over T positions: Σ_i |visible keys of i|
+ * (for FLOP counts). */
+long ad_sparse_attention_pairs(int T, int block, int k_local, int c);
 
 /* One LSTM layer over a whole sequence, PyTorch gate order (i, f, g, o), h0 = c0 = 0:
  * x (B, T, In), w_ih (4H, In), w_hh (4H, H), b (4H) (PyTorch's b_ih + b_hh folded into

@@ -62,7 +62,17 @@ Model  *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max
 void    model_init_params(Model *m, uint64_t seed);
 /* tokens (B, T), each in [0, vocab), T ≤ max_len.  Returns logits (B, T, n_classes). */
 Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
-/* Forward matmul FLOPs per sequence of length T (a training step ≈ 3× this). */
+/* Forward FLOPs of the products per sequence of length T (2 per multiply-add; a
+ * training step ≈ 3× this).  d = d_model, h = mlp_ratio·d, Dh = d/n_heads, L layers,
+ * C = n_classes; embeddings, norms, activations and softmax exponentials are free:
+ *   transformer  L·(8·T·d² [q, k, v, o] + 4·T·d·h [MLP] + A) + 2·T·d·C [head], with A
+ *     softmax  4·T²·d              (Q·Kᵀ and P·V, the full T×T even when causal:
+ *                                   the GEMMs compute the masked half too)
+ *     linear   4·T·d·Dh + 2·T·d    (per head Gᵀ·V or the running S, F·S, F·z)
+ *     sparse   4·P·d               (P = Σ_i |visible keys of i|, ad_sparse_attention_pairs)
+ *   lstm         L·16·T·d²  + 2·T·d·C   (input and recurrent projections of 4 gates)
+ * The sweep's grids report it per cell; tests/test_flops.c checks it against a count
+ * of the ops a forward pass records. */
 double  model_flops_per_seq(const Model *m, int T);
 void    model_free(Model *m);
 

@@ -123,10 +123,20 @@ void cfg_defaults(Config *c);
  * `--set key.path=value` overrides (value parsed as JSON, or as a bare string).
  * Returns 0, or err->code (2) with err->msg naming the file / override and key path. */
 int cfg_load(Config *c, const char *path, const char *const *overrides, int n_overrides, AlError *err);
+/* cfg_load for `./train sweep`: a top-level "sweep" section is cut out before the
+ * rest is read as a normal config, and returned as JSON text in *sweep_json
+ * (malloc'ed; NULL when the file has none).  cfg_load itself refuses that section,
+ * naming the command that runs it. */
+int cfg_load_sweep(Config *c, const char *path, const char *const *overrides, int n_overrides,
+                   char **sweep_json, AlError *err);
 /* Same from a string already in memory (`source` names it in messages). */
 int cfg_parse(Config *c, const char *json, const char *source, AlError *err);
 /* Applies one "key.path=value" override to an already-valid config, then revalidates. */
 int cfg_set(Config *c, const char *assignment, AlError *err);
+/* Applies n overrides, then checks the cross-key rules once (so together they may
+ * pass through states one alone would not), as cfg_load does after a file.  A broken
+ * rule blames the last override involved, else `source`.  *c is unchanged on error. */
+int cfg_set_all(Config *c, const char *const *assignments, int n, const char *source, AlError *err);
 /* The effective config as pretty JSON (malloc'ed; caller frees).  Parsing it back
  * gives the same Config. */
 char *cfg_to_json(const Config *c);

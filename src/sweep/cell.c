@@ -1,0 +1,86 @@
+/* cell.c — see cell.h. */
+#include "attnlab/sweep/cell.h"
+#include "attnlab/io/atomic_file.h"
+#include "files.h"
+
+#include <cJSON.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *read_json(const char *dir, const char *file) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    char *text = sweep_read_text(path);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return j;
+}
+
+static double number_or_nan(const cJSON *j, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t why_len) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (!sweep_exists(path)) return CELL_NEW;
+    Config got;
+    AlError e = {0};
+    if (cfg_load(&got, path, NULL, 0, &e)) {
+        snprintf(why, why_len, "has a config.json that is not a valid config (%s)", e.msg);
+        return CELL_CONFLICT;
+    }
+    /* The keys the trainer lets a resumed run change (checkpoint.c, RESUMABLE_KEYS). */
+    Config same = got;
+    memcpy(same.name, expect->name, sizeof same.name);
+    same.train.steps = expect->train.steps;
+    same.train.threads = expect->train.threads;
+    same.eval = expect->eval;
+    const char *key = cfg_first_difference(expect, &same);
+    if (key) {
+        snprintf(why, why_len, "holds a run of another config (%s differs)", key);
+        return CELL_CONFLICT;
+    }
+    cJSON *summary = read_json(dir, "summary.json");
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(summary, "steps");
+    int early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(summary, "stopped_early"));
+    long done = cJSON_IsNumber(steps) ? (long)steps->valuedouble : -1;
+    cJSON_Delete(summary);
+    if (done > expect->train.steps) {
+        snprintf(why, why_len, "holds a run of %ld steps, more than train.steps (%d)", done, expect->train.steps);
+        return CELL_CONFLICT;
+    }
+    if (done >= 0 && !cfg_first_difference(expect, &got) && (done == expect->train.steps || early)) return CELL_DONE;
+    snprintf(path, sizeof path, "%s/train_state.safetensors", dir);
+    return sweep_exists(path) ? CELL_RESUME : CELL_NEW;
+}
+
+int cell_read_result(const char *dir, CellResult *r) {
+    cJSON *j = read_json(dir, "summary.json");
+    if (!j) return 1;
+    for (int m = 0; m < METRIC_COUNT; m++) r->metric[m] = number_or_nan(j, sweep_metric_summary_keys[m]);
+    r->n_params = number_or_nan(j, "n_params");
+    r->flops_per_seq = number_or_nan(j, "flops_per_seq");
+    double steps = number_or_nan(j, "steps");
+    r->steps = isfinite(steps) ? (long)steps : -1;
+    cJSON_Delete(j);
+    return 0;
+}
+
+int cell_last_exit(const char *dir) {
+    cJSON *j = read_json(dir, CELL_STATUS);
+    double code = number_or_nan(j, "exit_code");
+    cJSON_Delete(j);
+    return isfinite(code) ? (int)code : -1;
+}
+
+int cell_record_exit(const char *dir, int exit_code, AlError *err) {
+    char path[2048], text[128];
+    snprintf(path, sizeof path, "%s/%s", dir, CELL_STATUS);
+    snprintf(text, sizeof text, "{\"exit_code\": %d, \"log\": \"%s\"}\n", exit_code, CELL_LOG);
+    return write_text_atomic(path, text, err);
+}

@@ -1,0 +1,92 @@
+/* files.c — see files.h. */
+#include "files.h"
+#include "attnlab/io/atomic_file.h"
+#include "attnlab/util/fsutil.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void sw_printf(SwBuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->len + (size_t)n + 1 > b->cap) {
+        b->cap = 2 * (b->len + (size_t)n + 1);
+        b->s = al_realloc(b->s, b->cap);
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void sw_csv_field(SwBuf *b, const char *text) {
+    if (!strpbrk(text, ",\"\r\n")) {
+        sw_printf(b, "%s", text);
+        return;
+    }
+    sw_printf(b, "\"");
+    for (const char *p = text; *p; p++) sw_printf(b, "%s%c", *p == '"' ? "\"" : "", *p);
+    sw_printf(b, "\"");
+}
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *buf = al_malloc(cap);
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) + 1 >= cap) buf = al_realloc(buf, cap *= 2);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+char *sweep_read_text(const char *path) {
+    size_t len;
+    return read_all(path, &len);
+}
+
+int sweep_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int sweep_same_dir(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int sweep_copy_files(const char *from, const char *to, AlError *err) {
+    if (al_mkdir_p(to, err)) return err->code;
+    DIR *d = opendir(from);
+    if (!d) return al_fail(err, 1, "cannot read folder '%s': %s", from, strerror(errno));
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        char src[2048], dst[2048];
+        struct stat st;
+        snprintf(src, sizeof src, "%s/%s", from, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s", to, e->d_name);
+        if (stat(src, &st) != 0 || !S_ISREG(st.st_mode) || strstr(e->d_name, ".tmp.")) continue;
+        size_t len = 0;
+        char *bytes = read_all(src, &len);
+        if (!bytes) rc = al_fail(err, 1, "cannot read '%s': %s", src, strerror(errno));
+        const void *chunks[1] = { bytes };
+        if (!rc) rc = atomic_write(dst, chunks, &len, 1, err);
+        free(bytes);
+    }
+    closedir(d);
+    return rc;
+}

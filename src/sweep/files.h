@@ -1,0 +1,25 @@
+/* files.h — small file helpers the sweep modules share (not a public header). */
+#ifndef ATTNLAB_SWEEP_FILES_H
+#define ATTNLAB_SWEEP_FILES_H
+
+#include "attnlab/util/error.h"
+
+#include <stddef.h>
+
+/* A growable string (s is NULL until the first append; free(s)). */
+typedef struct SwBuf { char *s; size_t len, cap; } SwBuf;
+void sw_printf(SwBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends one CSV field: quoted (with "" for ") when it holds , " or a line break. */
+void sw_csv_field(SwBuf *b, const char *text);
+
+/* The whole file, NUL-terminated (malloc'ed), or NULL when it cannot be read. */
+char *sweep_read_text(const char *path);
+/* Does path exist (any kind of file)? */
+int   sweep_exists(const char *path);
+/* Copies every regular file of folder `from` into folder `to` (created), each file
+ * written atomically.  Returns 0, or 1 with err naming the file. */
+int   sweep_copy_files(const char *from, const char *to, AlError *err);
+/* Are a and b the same folder (same device and inode)? */
+int   sweep_same_dir(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,246 @@
+/* grid.c — see grid.h: gathering the cells, and grid.csv / grid.json. */
+#include "attnlab/sweep/grid.h"
+#include "attnlab/io/atomic_file.h"
+#include "files.h"
+
+#include <cJSON.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+long grid_point_of(const SweepSpec *s, const int *vi) {
+    long p = 0;
+    for (int a = 0; a < s->n_axes; a++) p = p * s->axes[a].n + vi[a];
+    return p;
+}
+
+const char *grid_fmt(double v, char *buf, size_t n) {
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", "");
+        return buf;
+    }
+    if (v == floor(v) && fabs(v) < 1e16) {   /* counts in full: 1060, not 1.06e+03 */
+        snprintf(buf, n, "%.0f", v);
+        return buf;
+    }
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+/* ---- gathering ------------------------------------------------------------------------- */
+
+static int collect_cell(SweepGrid *g, const Config *base, const char *out_dir, long c, AlError *err) {
+    char name[SWEEP_NAME_MAX], dir[2048], why[512];
+    Config expect;
+    if (sweep_cell_config(g->spec, base, c, &expect, err)) return err->code;
+    g->has_answer |= sweep_metric_applies(METRIC_ANSWER_ACC, &expect);
+    sweep_cell_name(g->spec, c, name, sizeof name);
+    snprintf(dir, sizeof dir, "%s/cells/%s", out_dir, name);
+    GridCell *cell = &g->cells[c];
+    CellState st = cell_inspect(dir, &expect, why, sizeof why);
+    if (st == CELL_CONFLICT)
+        return al_fail(err, 2, "%s %s: delete that folder, or give the sweep another --out", dir, why);
+    cell->exit_code = cell_last_exit(dir);
+    if (st == CELL_DONE && !cell_read_result(dir, &cell->result)) cell->status = GRID_DONE;
+    else if (cell->exit_code > 0 && cell->exit_code != 130 && cell->exit_code != 143) cell->status = GRID_FAILED;
+    else cell->status = GRID_PENDING;
+    return 0;
+}
+
+/* Mean and sample standard deviation of the seeds that reported each metric. */
+static void summarise_row(SweepGrid *g, long p) {
+    const SweepSpec *s = g->spec;
+    GridRow *row = &g->rows[p];
+    double sum[METRIC_COUNT] = {0}, sq[METRIC_COUNT] = {0};
+    row->n_params = row->flops_per_seq = NAN;
+    for (int k = 0; k < s->n_seeds; k++) {
+        const GridCell *c = &g->cells[p * s->n_seeds + k];
+        row->done += c->status == GRID_DONE;
+        row->failed += c->status == GRID_FAILED;
+        row->pending += c->status == GRID_PENDING;
+        if (c->status != GRID_DONE) continue;
+        if (isnan(row->n_params)) row->n_params = c->result.n_params, row->flops_per_seq = c->result.flops_per_seq;
+        for (int m = 0; m < METRIC_COUNT; m++)
+            if (isfinite(c->result.metric[m])) sum[m] += c->result.metric[m], row->n[m]++;
+    }
+    for (int m = 0; m < METRIC_COUNT; m++) {
+        row->mean[m] = row->n[m] ? sum[m] / row->n[m] : NAN;
+        for (int k = 0; k < s->n_seeds && row->n[m]; k++) {
+            const GridCell *c = &g->cells[p * s->n_seeds + k];
+            if (c->status == GRID_DONE && isfinite(c->result.metric[m]))
+                sq[m] += (c->result.metric[m] - row->mean[m]) * (c->result.metric[m] - row->mean[m]);
+        }
+        row->std[m] = row->n[m] > 1 ? sqrt(sq[m] / (row->n[m] - 1)) : NAN;
+    }
+}
+
+int grid_collect(SweepGrid *g, const SweepSpec *s, const Config *base, const char *out_dir, AlError *err) {
+    memset(g, 0, sizeof *g);
+    g->spec = s;
+    g->cells = al_calloc((size_t)s->n_cells, sizeof *g->cells);
+    g->rows = al_calloc((size_t)s->n_points, sizeof *g->rows);
+    for (long c = 0; c < s->n_cells; c++)
+        if (collect_cell(g, base, out_dir, c, err)) return err->code;
+    for (long p = 0; p < s->n_points; p++) {
+        summarise_row(g, p);
+        g->done += g->rows[p].done;
+        g->failed += g->rows[p].failed;
+        g->pending += g->rows[p].pending;
+    }
+    return 0;
+}
+
+void grid_free(SweepGrid *g) {
+    free(g->cells);
+    free(g->rows);
+    memset(g, 0, sizeof *g);
+}
+
+/* ---- grid.csv ---------------------------------------------------------------------------- */
+
+static int metric_shown(const SweepGrid *g, int m) { return m != METRIC_ANSWER_ACC || g->has_answer; }
+
+/* "seed 2: exit 1, cells/NAME/train.log; …" */
+static void failures_text(const SweepGrid *g, long p, SwBuf *b) {
+    const SweepSpec *s = g->spec;
+    for (int k = 0; k < s->n_seeds; k++) {
+        long c = p * s->n_seeds + k;
+        if (g->cells[c].status != GRID_FAILED) continue;
+        char name[SWEEP_NAME_MAX];
+        sweep_cell_name(s, c, name, sizeof name);
+        sw_printf(b, "%sseed %llu: exit %d, cells/%s/%s", b->len ? "; " : "", (unsigned long long)s->seeds[k],
+                  g->cells[c].exit_code, name, CELL_LOG);
+    }
+}
+
+static int write_csv(const SweepGrid *g, const char *out_dir, AlError *err) {
+    const SweepSpec *s = g->spec;
+    SwBuf b = {0};
+    char num[40], path[2048];
+    for (int a = 0; a < s->n_axes; a++) sw_csv_field(&b, s->axes[a].key), sw_printf(&b, ",");
+    sw_printf(&b, "seeds_done,seeds_failed,seeds_pending");
+    for (int m = 0; m < METRIC_COUNT; m++)
+        if (metric_shown(g, m)) sw_printf(&b, ",%s_mean,%s_std", sweep_metric_names[m], sweep_metric_names[m]);
+    sw_printf(&b, ",n_params,flops_per_seq,failures\n");
+    int vi[SWEEP_MAX_AXES];
+    for (long p = 0; p < s->n_points; p++) {
+        const GridRow *r = &g->rows[p];
+        sweep_point_values(s, p, vi);
+        for (int a = 0; a < s->n_axes; a++) sw_csv_field(&b, s->axes[a].label[vi[a]]), sw_printf(&b, ",");
+        sw_printf(&b, "%d,%d,%d", r->done, r->failed, r->pending);
+        for (int m = 0; m < METRIC_COUNT; m++) {
+            if (!metric_shown(g, m)) continue;
+            sw_printf(&b, ",%s", grid_fmt(r->mean[m], num, sizeof num));
+            sw_printf(&b, ",%s", grid_fmt(r->std[m], num, sizeof num));
+        }
+        sw_printf(&b, ",%s", grid_fmt(r->n_params, num, sizeof num));
+        sw_printf(&b, ",%s,", grid_fmt(r->flops_per_seq, num, sizeof num));
+        SwBuf f = {0};
+        failures_text(g, p, &f);
+        sw_csv_field(&b, f.s ? f.s : "");
+        free(f.s);
+        sw_printf(&b, "\n");
+    }
+    snprintf(path, sizeof path, "%s/grid.csv", out_dir);
+    int rc = write_text_atomic(path, b.s, err);
+    free(b.s);
+    return rc;
+}
+
+/* ---- grid.json --------------------------------------------------------------------------- */
+
+static void add_number_or_null(cJSON *o, const char *key, double v) {
+    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static const char *const STATUS_NAMES[] = { "done", "failed", "pending" };
+
+static cJSON *json_cell(const SweepGrid *g, long c) {
+    const SweepSpec *s = g->spec;
+    const GridCell *gc = &g->cells[c];
+    char name[SWEEP_NAME_MAX], path[SWEEP_NAME_MAX + 32];
+    sweep_cell_name(s, c, name, sizeof name);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "seed", (double)s->seeds[c % s->n_seeds]);
+    snprintf(path, sizeof path, "cells/%s", name);
+    cJSON_AddStringToObject(o, "dir", path);
+    cJSON_AddStringToObject(o, "status", STATUS_NAMES[gc->status]);
+    if (gc->exit_code >= 0) cJSON_AddNumberToObject(o, "exit_code", gc->exit_code);
+    else cJSON_AddNullToObject(o, "exit_code");
+    snprintf(path, sizeof path, "cells/%s/%s", name, CELL_LOG);
+    cJSON_AddStringToObject(o, "log", path);
+    for (int m = 0; m < METRIC_COUNT && gc->status == GRID_DONE; m++)
+        if (metric_shown(g, m)) add_number_or_null(o, sweep_metric_names[m], gc->result.metric[m]);
+    return o;
+}
+
+static cJSON *json_row(const SweepGrid *g, long p) {
+    const SweepSpec *s = g->spec;
+    const GridRow *r = &g->rows[p];
+    int vi[SWEEP_MAX_AXES];
+    sweep_point_values(s, p, vi);
+    cJSON *o = cJSON_CreateObject(), *values = cJSON_AddObjectToObject(o, "values");
+    for (int a = 0; a < s->n_axes; a++) cJSON_AddItemToObject(values, s->axes[a].key, cJSON_Parse(s->axes[a].json[vi[a]]));
+    cJSON_AddNumberToObject(o, "seeds_done", r->done);
+    cJSON_AddNumberToObject(o, "seeds_failed", r->failed);
+    cJSON_AddNumberToObject(o, "seeds_pending", r->pending);
+    for (int m = 0; m < METRIC_COUNT; m++) {
+        if (!metric_shown(g, m)) continue;
+        cJSON *stat = cJSON_AddObjectToObject(o, sweep_metric_names[m]);
+        add_number_or_null(stat, "mean", r->mean[m]);
+        add_number_or_null(stat, "std", r->std[m]);
+        cJSON_AddNumberToObject(stat, "n", r->n[m]);
+    }
+    add_number_or_null(o, "n_params", r->n_params);
+    add_number_or_null(o, "flops_per_seq", r->flops_per_seq);
+    cJSON *cells = cJSON_AddArrayToObject(o, "cells");
+    for (int k = 0; k < s->n_seeds; k++) cJSON_AddItemToArray(cells, json_cell(g, p * s->n_seeds + k));
+    return o;
+}
+
+static int write_json(const SweepGrid *g, const char *out_dir, AlError *err) {
+    const SweepSpec *s = g->spec;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "metric", sweep_metric_names[s->metric]);
+    cJSON_AddNumberToObject(root, "threshold", s->threshold);
+    cJSON *axes = cJSON_AddArrayToObject(root, "axes");
+    for (int a = 0; a < s->n_axes; a++) {
+        cJSON *ax = cJSON_CreateObject(), *vals = cJSON_AddArrayToObject(ax, "values");
+        cJSON_AddStringToObject(ax, "key", s->axes[a].key);
+        for (int i = 0; i < s->axes[a].n; i++) cJSON_AddItemToArray(vals, cJSON_Parse(s->axes[a].json[i]));
+        cJSON_AddItemToArray(axes, ax);
+    }
+    cJSON *seeds = cJSON_AddArrayToObject(root, "seeds");
+    for (int k = 0; k < s->n_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)s->seeds[k]));
+    if (s->rows >= 0) cJSON_AddStringToObject(root, "rows_axis", s->axes[s->rows].key);
+    else cJSON_AddNullToObject(root, "rows_axis");
+    cJSON_AddStringToObject(root, "cols_axis", s->axes[s->cols].key);
+    cJSON *count = cJSON_AddObjectToObject(root, "cells");
+    cJSON_AddNumberToObject(count, "total", (double)s->n_cells);
+    cJSON_AddNumberToObject(count, "done", g->done);
+    cJSON_AddNumberToObject(count, "failed", g->failed);
+    cJSON_AddNumberToObject(count, "pending", g->pending);
+    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+    for (long p = 0; p < s->n_points; p++) cJSON_AddItemToArray(rows, json_row(g, p));
+    char *text = cJSON_Print(root), path[2048];
+    cJSON_Delete(root);
+    SwBuf b = {0};
+    sw_printf(&b, "%s\n", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/grid.json", out_dir);
+    int rc = write_text_atomic(path, b.s, err);
+    free(b.s);
+    return rc;
+}
+
+int grid_write(const SweepGrid *g, const char *out_dir, AlError *err) {
+    if (write_csv(g, out_dir, err) || write_json(g, out_dir, err)) return err->code;
+    if (grid_write_figures(g, out_dir, err) || grid_write_summary(g, out_dir, err)) return err->code;
+    return 0;
+}

@@ -1,0 +1,155 @@
+/* report.c — a grid's heatmaps (src/report/svg.c) and its summary table: per
+ * architecture and problem size, the smallest width whose mean metric reaches the
+ * threshold, and that model's FLOPs per sequence (paper 004, Table 2).
+ *
+ * Layout: the spec's rows and cols axes span each heatmap (and the table's size
+ * and width); every value combination of the remaining axes — the "panels", e.g.
+ * model.attention.type — gets its own heatmap and its own table rows. */
+#include "attnlab/sweep/grid.h"
+#include "attnlab/io/atomic_file.h"
+#include "attnlab/report/svg.h"
+#include "files.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The panel axes and how many value combinations they have. */
+static unsigned panel_mask(const SweepSpec *s, long *n_panels) {
+    unsigned mask = 0;
+    *n_panels = 1;
+    for (int a = 0; a < s->n_axes; a++)
+        if (a != s->rows && a != s->cols) mask |= 1u << a, *n_panels *= s->axes[a].n;
+    return mask;
+}
+
+/* Panel q's value indices into vi (the rows and cols entries are left alone). */
+static void panel_values(const SweepSpec *s, unsigned mask, long q, int *vi) {
+    for (int a = s->n_axes - 1; a >= 0; a--) {
+        if (!((mask >> a) & 1u)) continue;
+        vi[a] = (int)(q % s->axes[a].n);
+        q /= s->axes[a].n;
+    }
+}
+
+static int n_rows(const SweepSpec *s) { return s->rows >= 0 ? s->axes[s->rows].n : 1; }
+
+static const GridRow *row_at(const SweepGrid *g, int *vi, int r, int c) {
+    if (g->spec->rows >= 0) vi[g->spec->rows] = r;
+    vi[g->spec->cols] = c;
+    return &g->rows[grid_point_of(g->spec, vi)];
+}
+
+/* ---- heatmaps ---------------------------------------------------------------------------- */
+
+static int write_heatmap(const SweepGrid *g, const char *out_dir, unsigned mask, long q, AlError *err) {
+    const SweepSpec *s = g->spec;
+    const SweepAxis *cols = &s->axes[s->cols], *rows = s->rows >= 0 ? &s->axes[s->rows] : NULL;
+    int vi[SWEEP_MAX_AXES] = {0}, R = n_rows(s), C = cols->n;
+    panel_values(s, mask, q, vi);
+    char panel[SWEEP_NAME_MAX], title[SWEEP_NAME_MAX + 128], path[2048 + SWEEP_NAME_MAX], bar[96];
+    sweep_values_name(s, vi, mask, panel, sizeof panel);
+    double *values = al_malloc(sizeof(double) * (size_t)R * C);
+    int seeds_max = 0;
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            const GridRow *row = row_at(g, vi, r, c);
+            values[r * C + c] = row->mean[s->metric];
+            if (row->n[s->metric] > seeds_max) seeds_max = row->n[s->metric];
+        }
+    snprintf(title, sizeof title, "%s, mean over up to %d seed%s%s%s", sweep_metric_names[s->metric], seeds_max,
+             seeds_max == 1 ? "" : "s", *panel ? " | " : "", panel);
+    snprintf(bar, sizeof bar, "test %s", sweep_metric_names[s->metric]);
+    SvgHeatmap h = { title, cols->key, rows ? rows->key : "", R, C, (const char *const *)cols->label,
+                     rows ? (const char *const *)rows->label : NULL, values, 0, "%.2f", 1, 0, 1, bar };
+    const char *no_row[1] = { "" };
+    if (!rows) h.y_labels = no_row;
+    snprintf(path, sizeof path, "%s/heatmap%s%s.svg", out_dir, *panel ? "_" : "", panel);
+    int rc = svg_heatmap(path, &h, err);
+    free(values);
+    return rc;
+}
+
+int grid_write_figures(const SweepGrid *g, const char *out_dir, AlError *err) {
+    long n_panels;
+    unsigned mask = panel_mask(g->spec, &n_panels);
+    for (long q = 0; q < n_panels; q++)
+        if (write_heatmap(g, out_dir, mask, q, err)) return err->code;
+    return 0;
+}
+
+/* ---- the summary table ------------------------------------------------------------------- */
+
+/* The column (width) index reaching the threshold with the smallest value — by
+ * number when the values are numbers, else the first listed — or −1. */
+static int smallest_reaching(const SweepGrid *g, int *vi, int r) {
+    const SweepSpec *s = g->spec;
+    const SweepAxis *cols = &s->axes[s->cols];
+    int best = -1;
+    for (int c = 0; c < cols->n; c++) {
+        const GridRow *row = row_at(g, vi, r, c);
+        if (!(row->mean[s->metric] >= s->threshold)) continue;
+        if (best < 0 || (isfinite(cols->num[c]) && isfinite(cols->num[best]) && cols->num[c] < cols->num[best]))
+            best = c;
+    }
+    return best;
+}
+
+int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
+    const SweepSpec *s = g->spec;
+    const SweepAxis *cols = &s->axes[s->cols];
+    const char *metric = sweep_metric_names[s->metric];
+    long n_panels;
+    unsigned mask = panel_mask(s, &n_panels);
+    SwBuf csv = {0}, md = {0};
+    char num[40], path[2048];
+    sw_printf(&md, "# Smallest %s reaching %s >= %s\n\n", cols->key, metric, grid_fmt(s->threshold, num, sizeof num));
+    sw_printf(&md, "Mean test %s over the seeds that finished; FLOPs: forward FLOPs per sequence of that model "
+              "(model_flops_per_seq, include/attnlab/nn/model.h).\n\n|", metric);
+    for (int a = 0; a < s->n_axes; a++)
+        if (((mask >> a) & 1u) || a == s->rows) {
+            sw_csv_field(&csv, s->axes[a].key), sw_printf(&csv, ",");
+            sw_printf(&md, " %s |", s->axes[a].key);
+        }
+    sw_printf(&csv, "smallest_%s,%s_mean,n_params,flops_per_seq\n", cols->key, metric);
+    sw_printf(&md, " smallest %s | %s | params | FLOPs/seq |\n|", cols->key, metric);
+    for (int a = 0; a < s->n_axes; a++)
+        if (((mask >> a) & 1u) || a == s->rows) sw_printf(&md, "---|");
+    sw_printf(&md, "---|---|---|---|\n");
+    int vi[SWEEP_MAX_AXES] = {0};
+    for (long q = 0; q < n_panels; q++) {
+        panel_values(s, mask, q, vi);
+        for (int r = 0; r < n_rows(s); r++) {
+            int best = smallest_reaching(g, vi, r);
+            const GridRow *row = best >= 0 ? row_at(g, vi, r, best) : NULL;
+            sw_printf(&md, "|");
+            for (int a = 0; a < s->n_axes; a++)
+                if (((mask >> a) & 1u) || a == s->rows) {
+                    const char *label = s->axes[a].label[a == s->rows ? r : vi[a]];
+                    sw_csv_field(&csv, label), sw_printf(&csv, ",");
+                    sw_printf(&md, " %s |", label);
+                }
+            if (!row) {
+                sw_printf(&csv, ",,,\n");
+                sw_printf(&md, " none of %s..%s | | | |\n", cols->label[0], cols->label[cols->n - 1]);
+                continue;
+            }
+            sw_csv_field(&csv, cols->label[best]);
+            sw_printf(&md, " %s |", cols->label[best]);
+            sw_printf(&csv, ",%s", grid_fmt(row->mean[s->metric], num, sizeof num));
+            sw_printf(&md, " %.4f |", row->mean[s->metric]);
+            sw_printf(&csv, ",%s", grid_fmt(row->n_params, num, sizeof num));
+            sw_printf(&md, " %s |", grid_fmt(row->n_params, num, sizeof num));
+            sw_printf(&csv, ",%s\n", grid_fmt(row->flops_per_seq, num, sizeof num));
+            sw_printf(&md, " %.4g |\n", row->flops_per_seq);
+        }
+    }
+    snprintf(path, sizeof path, "%s/summary.csv", out_dir);
+    int rc = write_text_atomic(path, csv.s, err);
+    snprintf(path, sizeof path, "%s/summary.md", out_dir);
+    if (!rc) rc = write_text_atomic(path, md.s, err);
+    free(csv.s);
+    free(md.s);
+    return rc;
+}

@@ -1,0 +1,388 @@
+/* sweep.c — see sweep.h: the command line, the plan, and how a run ends. */
+#include "attnlab/sweep/sweep.h"
+#include "attnlab/io/atomic_file.h"
+#include "attnlab/sweep/cell.h"
+#include "attnlab/sweep/grid.h"
+#include "attnlab/sweep/mpi.h"
+#include "attnlab/sweep/runner.h"
+#include "attnlab/util/fsutil.h"
+#include "files.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SETS 64
+#define MAX_MERGE 256
+
+typedef struct SweepOpts {
+    const char *config, *out;
+    const char *sets[MAX_SETS];
+    int n_sets, jobs, quiet;
+    int shard_i, shard_n;                 /* shard_n 0: no --shard */
+    const char *merge[MAX_MERGE];
+    int n_merge, merging;
+} SweepOpts;
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+static int usage(AlError *err, const char *what, const char *arg) {
+    return al_fail(err, 2, "sweep: %s%s%s%s\n(usage: ./train sweep CONFIG.json [--set key=value]... [--out DIR] "
+                   "[--jobs N] [--shard I/N] [--quiet]  |  ./train sweep --merge DIR... [--out DIR])",
+                   what, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
+}
+
+static int parse_count(const char *s, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > 4096) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_shard(const char *s, SweepOpts *o) {
+    char *end;
+    long i = strtol(s, &end, 10), n;
+    if (end == s || *end != '/') return -1;
+    const char *rest = end + 1;
+    n = strtol(rest, &end, 10);
+    if (end == rest || *end || n < 1 || n > 100000 || i < 0 || i >= n) return -1;
+    o->shard_i = (int)i, o->shard_n = (int)n;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, SweepOpts *o, AlError *err) {
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--set")) {
+            if (!more) return usage(err, "--set needs key.path=value", NULL);
+            if (o->n_sets == MAX_SETS) return usage(err, "too many --set options", NULL);
+            o->sets[o->n_sets++] = argv[++i];
+        } else if (!strcmp(a, "--out")) {
+            if (!more) return usage(err, "--out needs a folder", NULL);
+            o->out = argv[++i];
+        } else if (!strcmp(a, "--jobs")) {
+            if (!more || parse_count(argv[i + 1], &o->jobs))
+                return usage(err, "--jobs needs a number of worker processes in 1..4096, got", more ? argv[i + 1] : "");
+            i++;
+        } else if (!strcmp(a, "--shard")) {
+            if (!more || parse_shard(argv[i + 1], o))
+                return usage(err, "--shard needs I/N with 0 <= I < N (e.g. --shard 0/4), got", more ? argv[i + 1] : "");
+            i++;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "--merge")) {
+            o->merging = 1;
+        } else if (a[0] == '-') {
+            return usage(err, "unknown option", a);
+        } else if (o->merging) {
+            if (o->n_merge == MAX_MERGE) return usage(err, "too many folders to merge", NULL);
+            o->merge[o->n_merge++] = a;
+        } else if (o->config) {
+            return usage(err, "more than one config file given", a);
+        } else {
+            o->config = a;
+        }
+    }
+    if (o->merging && (o->config || o->n_sets || o->shard_n || o->jobs))
+        return usage(err, "--merge takes sweep folders (and --out, --quiet) only", NULL);
+    if (o->merging && !o->n_merge) return usage(err, "--merge needs the sweep folders to gather", NULL);
+    if (!o->merging && !o->config) return usage(err, "no config file given", NULL);
+    return 0;
+}
+
+/* ---- loading -------------------------------------------------------------------------------- */
+
+/* An override of a key the sweep varies would be silently replaced per cell. */
+static int check_sets(const SweepOpts *o, const SweepSpec *s, AlError *err) {
+    for (int i = 0; i < o->n_sets; i++)
+        for (int a = 0; a < s->n_axes; a++) {
+            size_t n = strlen(s->axes[a].key);
+            const char *set = o->sets[i];
+            while (*set == ' ') set++;
+            if (!strncmp(set, s->axes[a].key, n) && (set[n] == '=' || set[n] == ' '))
+                return al_fail(err, 2, "--set %s: %s is a sweep axis (sweep.axes in %s), which sets it per cell",
+                               o->sets[i], s->axes[a].key, o->config);
+            if (!strncmp(set, "seed", 4) && (set[4] == '=' || set[4] == ' '))
+                return al_fail(err, 2, "--set %s: the seeds come from sweep.seeds in %s", o->sets[i], o->config);
+        }
+    return 0;
+}
+
+typedef struct Sweep {
+    Config base;
+    SweepSpec spec;
+    char out[CFG_PATH_MAX], exe[4096];
+    char *base_json, *spec_json;          /* the two files every sweep folder holds */
+} Sweep;
+
+static void sweep_free(Sweep *w) {
+    sweep_spec_free(&w->spec);
+    free(w->base_json);
+    free(w->spec_json);
+}
+
+/* base_config.json is read back by every worker: parse our own text, so the cells
+ * the sweep checks are exactly the ones the workers will run. */
+static int load_base_text(Sweep *w, const char *src, AlError *err) {
+    Config parsed;
+    if (cfg_parse(&parsed, w->base_json, src, err)) return err->code;
+    w->base = parsed;
+    return 0;
+}
+
+static int load_config(Sweep *w, const SweepOpts *o, AlError *err) {
+    char *json = NULL;
+    if (cfg_load_sweep(&w->base, o->config, o->sets, o->n_sets, &json, err)) return err->code;
+    if (!json)
+        return al_fail(err, 2, "%s: no 'sweep' section: ./train sweep needs one, e.g. \"sweep\": {\"axes\": "
+                       "{\"model.d_model\": [16, 32]}, \"seeds\": [1, 2]} (README: Sweeps and grids)", o->config);
+    w->base_json = cfg_to_json(&w->base);
+    int rc = load_base_text(w, o->config, err);
+    if (!rc) rc = sweep_spec_parse(&w->spec, json, &w->base, o->config, err);
+    free(json);
+    if (!rc) rc = check_sets(o, &w->spec, err);
+    if (rc) return rc;
+    w->spec_json = sweep_spec_to_json(&w->spec);
+    snprintf(w->out, sizeof w->out, "%s", o->out ? o->out : "");
+    if (!o->out) snprintf(w->out, sizeof w->out, "results/%s", w->base.name);
+    return 0;
+}
+
+static int write_sweep_files(const Sweep *w, AlError *err) {
+    char path[CFG_PATH_MAX + 32];
+    if (al_mkdir_p(w->out, err)) return err->code;
+    snprintf(path, sizeof path, "%s/cells", w->out);
+    if (al_mkdir_p(path, err)) return err->code;
+    sweep_base_path(w->out, path, sizeof path);
+    if (write_text_atomic(path, w->base_json, err)) return err->code;
+    snprintf(path, sizeof path, "%s/sweep.json", w->out);
+    return write_text_atomic(path, w->spec_json, err);
+}
+
+/* ---- the plan: which cells this run starts ---------------------------------------------- */
+
+typedef struct Plan { long *cells, n; int finished, resume; } Plan;
+
+/* Cells of this shard that are not finished; a folder holding another config's run
+ * stops everything before any cell starts. */
+static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard_n, Plan *p, AlError *err) {
+    memset(p, 0, sizeof *p);
+    p->cells = al_calloc((size_t)w->spec.n_cells, sizeof *p->cells);
+    for (long c = 0; c < w->spec.n_cells; c++) {
+        if (shard_n && c % shard_n != shard_i) continue;
+        char dir[2048], why[512];
+        Config expect;
+        if (sweep_cell_config(&w->spec, &w->base, c, &expect, err)) return err->code;
+        sweep_cell_dir(run, c, dir, sizeof dir);
+        CellState st = cell_inspect(dir, &expect, why, sizeof why);
+        if (st == CELL_CONFLICT)
+            return al_fail(err, 2, "%s %s: delete that folder, or give the sweep another --out", dir, why);
+        if (st == CELL_DONE) p->finished++;
+        else p->cells[p->n++] = c, p->resume += st == CELL_RESUME;
+    }
+    return 0;
+}
+
+static void print_plan(const Sweep *w, const SweepRun *run, const Plan *p, const char *where) {
+    if (run->quiet) return;
+    printf("sweep: %ld cells (%ld points x %d seed%s)%s: %d finished, %d to resume, %ld to start; "
+           "%d worker%s; folder %s\n",
+           w->spec.n_cells, w->spec.n_points, w->spec.n_seeds, w->spec.n_seeds == 1 ? "" : "s", where, p->finished,
+           p->resume, p->n - p->resume,
+           run->jobs, run->jobs == 1 ? "" : "s", w->out);
+    fflush(stdout);
+}
+
+/* ---- the end: the grid and the exit code --------------------------------------------------- */
+
+static int write_grid(const Sweep *w, int quiet, AlError *err) {
+    SweepGrid g;
+    int rc = grid_collect(&g, &w->spec, &w->base, w->out, err);
+    if (!rc) rc = grid_write(&g, w->out, err);
+    if (!rc)
+        printf("sweep: %d of %ld cells done, %d failed, %d pending; grid in %s/grid.csv (and grid.json, heatmap*.svg, "
+               "summary.md)\n", g.done, w->spec.n_cells, g.failed, g.pending, w->out);
+    if (!rc && g.failed) rc = al_fail(err, 1, "sweep: %d cell%s failed (their logs are listed in %s/grid.csv)",
+                                      g.failed, g.failed == 1 ? "" : "s", w->out);
+    (void)quiet;
+    grid_free(&g);
+    return rc;
+}
+
+static int exit_code(int signal_rc, const SweepTally *t, AlError *err) {
+    if (signal_rc) return signal_rc;
+    if (t->failed) return al_fail(err, 1, "sweep: %d cell%s failed (logs above)", t->failed, t->failed == 1 ? "" : "s");
+    return 0;
+}
+
+static int jobs_default(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int run_local(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
+    Plan p;
+    char where[64] = "";
+    if (o->shard_n) snprintf(where, sizeof where, ", shard %d/%d", o->shard_i, o->shard_n);
+    int rc = make_plan(w, run, o->shard_i, o->shard_n, &p, err);
+    if (!rc) rc = write_sweep_files(w, err);
+    if (rc) {
+        free(p.cells);
+        return rc;
+    }
+    print_plan(w, run, &p, where);
+    SweepTally tally = { .total = (int)p.n };
+    CellQueue q = { p.cells, p.n, 0 };
+    CellSource src = sweep_queue_source(run, &q, &tally);
+    int sig = sweep_run_cells(&src);
+    free(p.cells);
+    if (o->shard_n) {
+        printf("sweep: shard %d/%d: %d cells done, %d failed, %d stopped; gather the shards with "
+               "./train sweep --merge DIR...\n", o->shard_i, o->shard_n, tally.done, tally.failed, tally.stopped);
+        return exit_code(sig, &tally, err);
+    }
+    if (sig) {   /* a partial grid still shows what is done */
+        AlError ignore = {0};
+        write_grid(w, o->quiet, &ignore);
+        return sig;
+    }
+    rc = write_grid(w, o->quiet, err);
+    return rc ? rc : exit_code(0, &tally, err);
+}
+
+#ifdef ATTNLAB_HAVE_MPI
+static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
+    int rank, size;
+    if (sweep_mpi_init(&rank, &size, err)) return err->code;
+    Plan p = {0};
+    int rc = 0;
+    if (rank == 0) {
+        char where[64];
+        snprintf(where, sizeof where, ", %d MPI ranks", size);
+        rc = make_plan(w, run, 0, 0, &p, err);
+        if (!rc) rc = write_sweep_files(w, err);
+        if (!rc) print_plan(w, run, &p, where);
+    }
+    if (sweep_mpi_share(rc)) {   /* rank 0's message is the one printed */
+        sweep_mpi_finalize();
+        free(p.cells);
+        return rc;
+    }
+    run->rank = rank;
+    SweepTally tally = { .total = (int)p.n };
+    CellQueue q = { p.cells, p.n, 0 };
+    SweepMpiState m = { &q, rank, size, 0, 0 };
+    CellSource src = sweep_mpi_source(run, &m, &tally);
+    int sig = sweep_run_cells(&src);
+    free(p.cells);
+    if (sig) exit(sig);   /* no MPI_Finalize: the other ranks may be gone already */
+    sweep_mpi_barrier();
+    if (rank == 0) rc = write_grid(w, o->quiet, err);
+    sweep_mpi_finalize();
+    return rank == 0 ? (rc ? rc : exit_code(0, &tally, err)) : 0;
+}
+#else
+static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
+    (void)w, (void)run, (void)o;
+    return al_fail(err, 2, "sweep: started by mpirun (%d ranks), but this attnlab was built without MPI: every rank "
+                   "would run the whole grid.  Install openmpi-bin and libopenmpi-dev and rebuild (delete build/), "
+                   "or run without mpirun", sweep_mpi_world_size());
+}
+#endif
+
+/* ---- --merge ------------------------------------------------------------------------------- */
+
+static int read_sweep_folder(const char *dir, char **base_json, char **spec_json, AlError *err) {
+    char path[CFG_PATH_MAX + 32];
+    sweep_base_path(dir, path, sizeof path);
+    *base_json = sweep_read_text(path);
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    *spec_json = sweep_read_text(path);
+    if (!*base_json || !*spec_json)
+        return al_fail(err, 2, "sweep --merge: '%s' is not a sweep folder (no readable %s)", dir,
+                       *base_json ? "sweep.json" : "base_config.json");
+    return 0;
+}
+
+/* Brings cell c into w->out from the first folder where it is finished; a cell
+ * finished nowhere is copied as it is (checkpoint, failure record) if out lacks it. */
+static int merge_cell(const Sweep *w, const SweepRun *run, const SweepOpts *o, long c, AlError *err) {
+    char out_dir[2048], from[2048], name[SWEEP_NAME_MAX], why[512];
+    Config expect;
+    if (sweep_cell_config(&w->spec, &w->base, c, &expect, err)) return err->code;
+    sweep_cell_dir(run, c, out_dir, sizeof out_dir);
+    sweep_cell_name(&w->spec, c, name, sizeof name);
+    if (cell_inspect(out_dir, &expect, why, sizeof why) == CELL_DONE) return 0;
+    const char *fallback = NULL;
+    for (int i = 0; i < o->n_merge; i++) {
+        snprintf(from, sizeof from, "%s/cells/%s", o->merge[i], name);
+        if (sweep_same_dir(from, out_dir) || !sweep_exists(from)) continue;
+        CellState st = cell_inspect(from, &expect, why, sizeof why);
+        if (st == CELL_CONFLICT) return al_fail(err, 2, "sweep --merge: %s %s", from, why);
+        if (st == CELL_DONE) return sweep_copy_files(from, out_dir, err);
+        if (!fallback) fallback = o->merge[i];
+    }
+    if (!fallback || sweep_exists(out_dir)) return 0;
+    snprintf(from, sizeof from, "%s/cells/%s", fallback, name);
+    return sweep_copy_files(from, out_dir, err);
+}
+
+static int run_merge(const SweepOpts *o, AlError *err) {
+    Sweep w = {0};
+    int rc = read_sweep_folder(o->merge[0], &w.base_json, &w.spec_json, err);
+    for (int i = 1; i < o->n_merge && !rc; i++) {
+        char *b = NULL, *s = NULL;
+        rc = read_sweep_folder(o->merge[i], &b, &s, err);
+        if (!rc && (strcmp(b, w.base_json) || strcmp(s, w.spec_json)))
+            rc = al_fail(err, 2, "sweep --merge: '%s' holds another sweep than '%s' (%s differs)", o->merge[i],
+                         o->merge[0], strcmp(b, w.base_json) ? "base_config.json" : "sweep.json");
+        free(b);
+        free(s);
+    }
+    char src[CFG_PATH_MAX + 32];
+    snprintf(src, sizeof src, "%s/base_config.json", o->merge[0]);
+    if (!rc) rc = load_base_text(&w, src, err);
+    snprintf(src, sizeof src, "%s/sweep.json", o->merge[0]);
+    if (!rc) rc = sweep_spec_parse(&w.spec, w.spec_json, &w.base, src, err);
+    snprintf(w.out, sizeof w.out, "%s", o->out ? o->out : o->merge[0]);
+    if (!rc) rc = write_sweep_files(&w, err);
+    SweepRun run = { .spec = &w.spec, .base = &w.base, .out_dir = w.out, .quiet = o->quiet, .rank = -1 };
+    for (long c = 0; c < w.spec.n_cells && !rc; c++) rc = merge_cell(&w, &run, o, c, err);
+    if (!rc) rc = write_grid(&w, o->quiet, err);
+    sweep_free(&w);
+    return rc;
+}
+
+/* ---- the command ----------------------------------------------------------------------------- */
+
+int sweep_mpi_world_size(void) {
+    static const char *const VARS[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL };   /* Open MPI; MPICH, Slurm PMI */
+    for (int i = 0; VARS[i]; i++) {
+        const char *v = getenv(VARS[i]);
+        if (v && atoi(v) > 0) return atoi(v);
+    }
+    return 1;
+}
+
+int sweep_main(int argc, char **argv, AlError *err) {
+    SweepOpts o;
+    if (parse_opts(argc, argv, &o, err)) return err->code;
+    if (o.merging) return run_merge(&o, err);
+    Sweep w = {0};
+    int rc = load_config(&w, &o, err);
+    ssize_t n = rc ? 0 : readlink("/proc/self/exe", w.exe, sizeof w.exe - 1);
+    if (!rc && n <= 0) rc = al_fail(err, 1, "sweep: cannot find the attnlab binary (/proc/self/exe): %s", strerror(errno));
+    int world = sweep_mpi_world_size();
+    SweepRun run = { .spec = &w.spec, .base = &w.base, .out_dir = w.out, .exe = w.exe,
+                     .jobs = o.jobs ? o.jobs : world > 1 ? 1 : jobs_default(), .quiet = o.quiet, .rank = -1 };
+    if (!rc && world > 1 && o.shard_n) rc = usage(err, "--shard and mpirun do not mix: the ranks share the grid", NULL);
+    if (!rc) rc = world > 1 ? run_mpi(&w, &run, &o, err) : run_local(&w, &run, &o, err);
+    sweep_free(&w);
+    return rc;
+}

@@ -1,0 +1,418 @@
+/* test_sweep.c — `./train sweep` end to end, through the real binary ($ATTNLAB_BIN),
+ * on a 2 x 2 grid (softmax / linear attention x d_model 8 / 16, two seeds) of tiny
+ * index-lookup runs:
+ *   - grid.csv and grid.json hold, per point, the mean and sample std over seeds of
+ *     the cells' summary.json figures (recomputed here), params and FLOPs;
+ *   - --jobs 1 and --jobs 2 give the same files, byte for byte;
+ *   - resume: a finished cell is not touched (mtimes), unfinished ones continue
+ *     from their checkpoints, and the grid equals the uninterrupted one;
+ *   - --shard 0/2 + --shard 1/2, then --merge, gives the unsharded grid;
+ *   - a failing cell is recorded (exit code, log) and retried on the next run;
+ *   - SIGTERM reaches the workers, which checkpoint; the sweep exits 143;
+ *   - command-line and folder errors, each naming what is wrong. */
+#include "check.h"
+#include "testutil.h"
+
+#include <cJSON.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
+
+static const char *bin;
+static char tmp[256], cfg[300], out_text[300];
+
+static const char *CONFIG =
+    "{ \"name\": \"tiny\", \"seed\": 1,\n"
+    "  \"task\": {\"type\": \"index_lookup\", \"seq_len\": 6, \"alphabet\": 4, \"min_len\": 2, \"train_size\": 200},\n"
+    "  \"model\": {\"d_model\": 8, \"n_heads\": 1, \"positional\": \"learned\", \"attention\": {\"causal\": true}},\n"
+    "  \"train\": {\"lr\": 0.01, \"batch_size\": 16, \"steps\": 40},\n"
+    "  \"eval\": {\"every\": 20, \"test_size\": 64},\n"
+    "  \"sweep\": {\"axes\": {\"model.attention.type\": [\"softmax\", \"linear\"], \"model.d_model\": [8, 16]},\n"
+    "            \"seeds\": [1, 2]} }\n";
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+/* Starts `bin ARGS…` (NULL-terminated) with stdout+stderr to out_text. */
+static pid_t start(const char *const *args) {
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = bin;
+    for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(out_text, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int finish(pid_t pid) {
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define RUN(...) finish(start((const char *const[]){ __VA_ARGS__, NULL }))
+
+static char *output(void) { return tu_read_file(out_text, NULL); }
+
+static char *in(const char *dir, const char *file) {
+    static char buf[8][1024];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, file);
+    return buf[k];
+}
+
+static char *read_in(const char *dir, const char *file) { return tu_read_file(in(dir, file), NULL); }
+
+static int same_file(const char *a, const char *b) {
+    char *x = tu_read_file(a, NULL), *y = tu_read_file(b, NULL);
+    int same = x && y && !strcmp(x, y);
+    free(x);
+    free(y);
+    return same;
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static long mtime_ns(const char *path) {
+    struct stat st;
+    return stat(path, &st) ? -1 : (long)st.st_mtim.tv_sec * 1000000000L + st.st_mtim.tv_nsec;
+}
+
+static void expect_output(int line, const char *what) {
+    char *o = output();
+    CHECK(o && strstr(o, what), "line %d: output lacks '%s':\n%s", line, what, o ? o : "(none)");
+    free(o);
+}
+#define EXPECT_OUTPUT(what) expect_output(__LINE__, what)
+
+/* Splits one CSV line into fields (quotes handled); returns the count. */
+static int csv_fields(const char *line, char fields[][256], int max) {
+    int n = 0;
+    const char *p = line;
+    while (n < max) {
+        size_t len = 0;
+        if (*p == '"') {
+            for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
+                if (*p == '"') p++;
+                if (len < 255) fields[n][len++] = *p;
+            }
+            if (*p == '"') p++;
+        } else {
+            for (; *p && *p != ',' && *p != '\n'; p++)
+                if (len < 255) fields[n][len++] = *p;
+        }
+        fields[n++][len] = 0;
+        if (*p != ',') break;
+        p++;
+    }
+    return n;
+}
+
+static double summary_number(const char *dir, const char *key) {
+    char *text = read_in(dir, "summary.json");
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    cJSON_Delete(j);
+    free(text);
+    return x;
+}
+
+/* ---- the grid against the cells ------------------------------------------------------------ */
+
+static void check_grid(const char *out) {
+    char *csv = read_in(out, "grid.csv");
+    CHECK(csv != NULL, "no %s/grid.csv", out);
+    if (!csv) return;
+    char f[20][256];
+    const char *header = "model.attention.type,model.d_model,seeds_done,seeds_failed,seeds_pending,token_acc_mean,"
+                         "token_acc_std,seq_acc_mean,seq_acc_std,n_params,flops_per_seq,failures\n";
+    CHECK(!strncmp(csv, header, strlen(header)), "grid.csv header:\n%s", csv);
+    const char *archs[2] = { "softmax", "linear" }, *widths[2] = { "8", "16" };
+    const char *line = strchr(csv, '\n') + 1;
+    int rows = 0;
+    for (int a = 0; a < 2; a++)
+        for (int w = 0; w < 2; w++, rows++) {
+            int n = csv_fields(line, f, 20);
+            CHECK(n == 12 && !strcmp(f[0], archs[a]) && !strcmp(f[1], widths[w]), "row %d: %s,%s,... (%d fields)",
+                  rows, f[0], f[1], n);
+            CHECK(!strcmp(f[2], "2") && !strcmp(f[3], "0") && !strcmp(f[4], "0") && !f[11][0], "row %d counts", rows);
+            const char *keys[2] = { "test_token_acc", "test_seq_acc" };
+            for (int m = 0; m < 2; m++) {
+                double x[2];
+                for (int s = 0; s < 2; s++) {
+                    char dir[512];
+                    snprintf(dir, sizeof dir, "%s/cells/attention.type=%s,d_model=%s,seed=%d", out, archs[a],
+                             widths[w], s + 1);
+                    x[s] = summary_number(dir, keys[m]);
+                    if (m == 0) {
+                        CHECK(summary_number(dir, "n_params") == atof(f[9]), "row %d n_params", rows);
+                        CHECK(summary_number(dir, "flops_per_seq") == atof(f[10]), "row %d flops", rows);
+                    }
+                }
+                double mean = (x[0] + x[1]) / 2, sd = fabs(x[0] - x[1]) / sqrt(2.0);   /* sample std of two */
+                CHECK_NEAR(atof(f[5 + 2 * m]), mean, 1e-12, "mean");
+                CHECK_NEAR(atof(f[6 + 2 * m]), sd, 1e-12, "std");
+            }
+            line = strchr(line, '\n') + 1;
+        }
+    CHECK(*line == 0, "grid.csv has more than 4 rows");
+    free(csv);
+
+    char *json_text = read_in(out, "grid.json");
+    cJSON *j = json_text ? cJSON_Parse(json_text) : NULL;
+    const cJSON *cells = cJSON_GetObjectItemCaseSensitive(j, "cells"), *rowsj = cJSON_GetObjectItemCaseSensitive(j, "rows");
+    CHECK(cJSON_GetObjectItemCaseSensitive(cells, "total")->valuedouble == 8 &&
+          cJSON_GetObjectItemCaseSensitive(cells, "done")->valuedouble == 8, "grid.json cell counts");
+    CHECK(cJSON_GetArraySize(rowsj) == 4, "grid.json rows");
+    const cJSON *r3 = cJSON_GetArrayItem(rowsj, 3), *c1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r3, "cells"), 1);
+    CHECK(!strcmp(cJSON_GetObjectItem(c1, "status")->valuestring, "done") &&
+          !strcmp(cJSON_GetObjectItem(c1, "dir")->valuestring, "cells/attention.type=linear,d_model=16,seed=2"),
+          "grid.json cell entry");
+    CHECK(!strcmp(cJSON_GetObjectItem(j, "metric")->valuestring, "seq_acc"), "primary metric");
+    cJSON_Delete(j);
+    free(json_text);
+    CHECK(exists(in(out, "heatmap.svg")) && exists(in(out, "summary.md")) && exists(in(out, "summary.csv")),
+          "figures and summary table");
+    char *svg = read_in(out, "heatmap.svg");
+    CHECK(svg && strstr(svg, ">softmax<") && strstr(svg, ">linear<"), "heatmap rows are the architectures");
+    free(svg);
+}
+
+static void same_grid(const char *a, const char *b) {
+    const char *files[] = { "grid.csv", "grid.json", "heatmap.svg", "summary.csv", "summary.md" };
+    for (int i = 0; i < 5; i++)
+        CHECK(same_file(in(a, files[i]), in(b, files[i])), "%s/%s differs from %s's", b, files[i], a);
+}
+
+/* ---- the tests ----------------------------------------------------------------------------- */
+
+static char A[300], B[300];
+
+static void test_grid_and_jobs(void) {
+    snprintf(A, sizeof A, "%s/a", tmp);
+    snprintf(B, sizeof B, "%s/b", tmp);
+    CHECK(RUN("sweep", cfg, "--out", A, "--jobs", "1") == 0, "sweep --jobs 1 failed");
+    EXPECT_OUTPUT("sweep: 8 cells (4 points x 2 seeds): 0 finished, 0 to resume, 8 to start; 1 worker");
+    EXPECT_OUTPUT("[8/8] done");
+    check_grid(A);
+    CHECK(RUN("sweep", cfg, "--out", B, "--jobs", "2", "--quiet") == 0, "sweep --jobs 2 failed");
+    same_grid(A, B);
+    /* Each cell is a normal run folder; its log starts with the worker's command. */
+    char *log = read_in(A, "cells/attention.type=linear,d_model=16,seed=2/train.log");
+    CHECK(log && strstr(log, "--set model.attention.type=\"linear\" --set model.d_model=16 --set seed=2 --out"),
+          "train.log header:\n%s", log ? log : "(none)");
+    free(log);
+    CHECK(exists(in(A, "cells/attention.type=linear,d_model=16,seed=2/model.safetensors")), "model.safetensors");
+}
+
+static void test_resume(void) {
+    char C[300], cell[512], other[512], cmd[1024];
+    snprintf(C, sizeof C, "%s/c", tmp);
+    /* Every cell 20 of 40 steps in, with a checkpoint; then one finished cell copied in. */
+    CHECK(RUN("sweep", cfg, "--out", C, "--set", "train.steps=20", "--quiet") == 0, "20-step sweep failed");
+    snprintf(cell, sizeof cell, "%s/cells/attention.type=softmax,d_model=8,seed=1", C);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/cells/attention.type=softmax,d_model=8,seed=1' '%s'", cell, A, cell);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    const char *files[] = { "summary.json", "config.json", "model.safetensors", "train.log", "metrics.jsonl" };
+    struct utimbuf old = { 1000000000, 1000000000 };
+    for (int i = 0; i < 5; i++) utime(in(cell, files[i]), &old);
+    CHECK(RUN("sweep", cfg, "--out", C, "--jobs", "2") == 0, "resumed sweep failed");
+    EXPECT_OUTPUT("8 cells (4 points x 2 seeds): 1 finished, 7 to resume, 0 to start");
+    for (int i = 0; i < 5; i++) CHECK(mtime_ns(in(cell, files[i])) == 1000000000L * 1000000000L, "%s was rewritten", files[i]);
+    snprintf(other, sizeof other, "%s/cells/attention.type=linear,d_model=8,seed=2", C);
+    char *log = read_in(other, "train.log");
+    CHECK(log && strstr(log, "--resume"), "an unfinished cell did not continue with --resume");
+    free(log);
+    same_grid(A, C);   /* --resume is bit-exact, so the grid is the uninterrupted one */
+    /* A finished sweep is not run again: only the grid is rewritten. */
+    long before = mtime_ns(in(other, "summary.json"));
+    CHECK(RUN("sweep", cfg, "--out", C) == 0, "re-run of a finished sweep failed");
+    EXPECT_OUTPUT("8 finished, 0 to resume, 0 to start");
+    CHECK(mtime_ns(in(other, "summary.json")) == before, "a finished cell ran again");
+    same_grid(A, C);
+}
+
+static void test_shards(void) {
+    char S0[300], S1[300], M[300];
+    snprintf(S0, sizeof S0, "%s/s0", tmp);
+    snprintf(S1, sizeof S1, "%s/s1", tmp);
+    snprintf(M, sizeof M, "%s/m", tmp);
+    CHECK(RUN("sweep", cfg, "--out", S0, "--shard", "0/2") == 0, "shard 0/2 failed");
+    EXPECT_OUTPUT("shard 0/2: 4 cells done, 0 failed");
+    CHECK(RUN("sweep", cfg, "--out", S1, "--shard", "1/2", "--quiet") == 0, "shard 1/2 failed");
+    CHECK(!exists(in(S0, "grid.csv")), "a shard wrote a grid");
+    /* Shard 0 runs the even cells: seed 1 of every point. */
+    CHECK(exists(in(S0, "cells/attention.type=linear,d_model=8,seed=1/summary.json")) &&
+          !exists(in(S0, "cells/attention.type=linear,d_model=8,seed=2")), "shard 0's cells");
+    CHECK(RUN("sweep", "--merge", S0, S1, "--out", M) == 0, "merge into a new folder failed");
+    same_grid(A, M);
+    CHECK(RUN("sweep", "--merge", S0, S1) == 0, "merge into the first folder failed");
+    same_grid(A, S0);
+    /* The merged folder is a complete sweep: running it starts nothing. */
+    CHECK(RUN("sweep", cfg, "--out", M) == 0, "sweep over a merged folder failed");
+    EXPECT_OUTPUT("8 finished, 0 to resume, 0 to start");
+}
+
+static void test_failure(void) {
+    char F[300];
+    snprintf(F, sizeof F, "%s/f", tmp);
+    /* 100 000 distinct examples do not exist at this size: that cell fails in the trainer. */
+    CHECK(RUN("sweep", cfg, "--out", F, "--set", "sweep=1") == 2, "--set sweep accepted");
+    char fcfg[300], text[2048];
+    snprintf(fcfg, sizeof fcfg, "%s/fail.json", tmp);
+    snprintf(text, sizeof text, "%.*s\"sweep\": {\"axes\": {\"task.train_size\": [100, 100000]}} }\n",
+             (int)(strstr(CONFIG, "\"sweep\"") - CONFIG), CONFIG);
+    CHECK(tu_write_file(fcfg, text) == 0, "write %s", fcfg);
+    CHECK(RUN("sweep", fcfg, "--out", F) == 1, "a sweep with a failed cell must exit 1");
+    EXPECT_OUTPUT("FAILED  task.train_size=100000,seed=1  (exit 2; log ");
+    EXPECT_OUTPUT("sweep: 1 of 2 cells done, 1 failed, 0 pending");
+    char *csv = read_in(F, "grid.csv");
+    CHECK(csv && strstr(csv, "\n100000,0,1,0,,,,,,,\"seed 1: exit 2, cells/task.train_size=100000,seed=1/train.log\"\n"),
+          "failed row in grid.csv:\n%s", csv ? csv : "");
+    free(csv);
+    char *json = read_in(F, "grid.json");
+    CHECK(json && strstr(json, "\"status\":\t\"failed\"") && strstr(json, "\"exit_code\":\t2"), "grid.json failure");
+    free(json);
+    char *log = read_in(F, "cells/task.train_size=100000,seed=1/train.log");
+    CHECK(log && strstr(log, "distinct training examples found"), "the trainer's message is in the log");
+    free(log);
+    /* The next run retries the failed cell only. */
+    CHECK(RUN("sweep", fcfg, "--out", F) == 1, "re-run");
+    EXPECT_OUTPUT("2 cells (2 points x 1 seed): 1 finished, 0 to resume, 1 to start");
+}
+
+static void test_interrupt(void) {
+    char I[300], icfg[300], text[2048];
+    snprintf(I, sizeof I, "%s/i", tmp);
+    snprintf(icfg, sizeof icfg, "%s/long.json", tmp);
+    snprintf(text, sizeof text, "%.*s\"sweep\": {\"axes\": {\"model.d_model\": [8, 16]}} }\n",
+             (int)(strstr(CONFIG, "\"sweep\"") - CONFIG), CONFIG);
+    CHECK(tu_write_file(icfg, text) == 0, "write %s", icfg);
+    pid_t pid = start((const char *const[]){ "sweep", icfg, "--out", I, "--jobs", "2", "--set", "train.steps=10000000",
+                                             "--set", "eval.every=5", NULL });
+    const char *m[2] = { "cells/d_model=8,seed=1/metrics.jsonl", "cells/d_model=16,seed=1/metrics.jsonl" };
+    for (int tries = 0; tries < 1200; tries++) {   /* until both workers train (at most two minutes) */
+        char *a = read_in(I, m[0]), *b = read_in(I, m[1]);
+        int ready = a && b && *a && *b;
+        free(a);
+        free(b);
+        if (ready) break;
+        nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+    }
+    kill(pid, SIGTERM);
+    CHECK(finish(pid) == 143, "an interrupted sweep must exit 143");
+    for (int i = 0; i < 2; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/%.*s", I, (int)(strrchr(m[i], '/') - m[i]), m[i]);
+        CHECK(exists(in(dir, "train_state.safetensors")), "%s: no checkpoint after SIGTERM", dir);
+        char *status = read_in(dir, "sweep_cell.json");
+        CHECK(status && strstr(status, "\"exit_code\": 143"), "%s: worker exit %s", dir, status ? status : "?");
+        free(status);
+    }
+    char *csv = read_in(I, "grid.csv");
+    CHECK(csv && strstr(csv, "\n8,0,0,1,") && strstr(csv, "\n16,0,0,1,"), "pending rows:\n%s", csv ? csv : "");
+    free(csv);
+}
+
+static void test_errors(void) {
+    char E[300], X[300];
+    snprintf(E, sizeof E, "%s/e", tmp);
+    CHECK(RUN("sweep", cfg, "--out", E, "--set", "model.d_model=32") == 2, "--set of an axis accepted");
+    EXPECT_OUTPUT("--set model.d_model=32: model.d_model is a sweep axis (sweep.axes in ");
+    CHECK(RUN("sweep", cfg, "--out", E, "--set", "seed=3") == 2, "--set seed accepted");
+    EXPECT_OUTPUT("--set seed=3: the seeds come from sweep.seeds in ");
+    CHECK(RUN("sweep", cfg, "--out", E, "--set", "train.lr=-1") == 2, "bad --set accepted");
+    EXPECT_OUTPUT("--set train.lr=-1: train.lr: must be > 0, got -1");
+    CHECK(!exists(E), "a refused sweep wrote its folder");
+    CHECK(RUN("sweep", cfg, "--jobs", "0") == 2, "--jobs 0");
+    EXPECT_OUTPUT("sweep: --jobs needs a number of worker processes in 1..4096, got '0'");
+    CHECK(RUN("sweep", cfg, "--shard", "2/2") == 2, "--shard 2/2");
+    EXPECT_OUTPUT("sweep: --shard needs I/N with 0 <= I < N (e.g. --shard 0/4), got '2/2'");
+    CHECK(RUN("sweep", cfg, "--frobnicate") == 2, "unknown option");
+    EXPECT_OUTPUT("sweep: unknown option '--frobnicate'");
+    CHECK(RUN("sweep") == 2, "no config");
+    EXPECT_OUTPUT("sweep: no config file given");
+    CHECK(RUN("sweep", "--merge") == 2, "--merge without folders");
+    EXPECT_OUTPUT("sweep: --merge needs the sweep folders to gather");
+    CHECK(RUN("sweep", "--merge", A, "--shard", "0/2") == 2, "--merge with --shard");
+    EXPECT_OUTPUT("sweep: --merge takes sweep folders (and --out, --quiet) only");
+    CHECK(RUN("sweep", "--merge", tmp) == 2, "--merge of a non-sweep folder");
+    EXPECT_OUTPUT("is not a sweep folder (no readable base_config.json)");
+    /* Merging two different sweeps: F (failure test) and A. */
+    snprintf(X, sizeof X, "%s/f", tmp);
+    CHECK(RUN("sweep", "--merge", A, X, "--out", E) == 2, "merge of different sweeps");
+    EXPECT_OUTPUT("holds another sweep than");
+    CHECK(RUN(cfg) == 2, "a plain run of a sweep config");
+    EXPECT_OUTPUT("the 'sweep' section describes a grid of runs: run it with ./train sweep");
+    /* A cell folder of another config is never overwritten. */
+    CHECK(RUN("sweep", cfg, "--out", A, "--set", "train.lr=0.02") == 2, "conflicting folder accepted");
+    EXPECT_OUTPUT("holds a run of another config (train.lr differs): delete that folder, or give the sweep another --out");
+    CHECK(RUN("sweep", cfg, "--out", A, "--set", "train.steps=20") == 2, "longer run in the folder accepted");
+    EXPECT_OUTPUT("holds a run of 40 steps, more than train.steps (20)");
+    CHECK(RUN("sweep", cfg, cfg) == 2, "two configs");
+    EXPECT_OUTPUT("sweep: more than one config file given '");
+    /* A damaged cell folder stops the sweep before anything runs. */
+    CHECK(tu_write_file(in(B, "cells/attention.type=softmax,d_model=16,seed=2/config.json"), "{\"model\": 3}") == 0, "w");
+    CHECK(RUN("sweep", cfg, "--out", B) == 2, "damaged cell accepted");
+    EXPECT_OUTPUT("cells/attention.type=softmax,d_model=16,seed=2 has a config.json that is not a valid config (");
+    /* mpirun's environment: refused with --shard, and by a build without MPI. */
+    setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+    CHECK(RUN("sweep", cfg, "--out", E, "--shard", "0/2") == 2, "--shard under mpirun");
+    EXPECT_OUTPUT("sweep: --shard and mpirun do not mix: the ranks share the grid");
+#ifndef ATTNLAB_HAVE_MPI
+    CHECK(RUN("sweep", cfg, "--out", E) == 2, "mpirun without MPI support");
+    EXPECT_OUTPUT("sweep: started by mpirun (2 ranks), but this attnlab was built without MPI");
+#endif
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    CHECK(!exists(E), "a refused sweep wrote its folder");
+    char nosweep[300];
+    snprintf(nosweep, sizeof nosweep, "%s/a/base_config.json", tmp);
+    CHECK(RUN("sweep", nosweep) == 2, "a config without a sweep section");
+    EXPECT_OUTPUT("base_config.json: no 'sweep' section: ./train sweep needs one");
+}
+
+int main(void) {
+    bin = getenv("ATTNLAB_BIN");
+    if (!bin || !*bin) {
+        fprintf(stderr, "test_sweep: set ATTNLAB_BIN to the attnlab binary (ctest does)\n");
+        return 1;
+    }
+    snprintf(tmp, sizeof tmp, "/tmp/attnlab_sweep_XXXXXX");
+    CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
+    snprintf(cfg, sizeof cfg, "%s/tiny.json", tmp);
+    snprintf(out_text, sizeof out_text, "%s/output.txt", tmp);
+    CHECK(tu_write_file(cfg, CONFIG) == 0, "write %s", cfg);
+    test_grid_and_jobs();
+    test_resume();
+    test_shards();
+    test_failure();
+    test_interrupt();
+    test_errors();
+    int rc = check_exit("test_sweep");
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (!rc && system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);
+    if (rc) fprintf(stderr, "test_sweep: files kept in %s\n", tmp);
+    return rc;
+}
