@@ -47,9 +47,11 @@ attnlab_bootstrap() {
     for pkg in "$@"; do
         dpkg -s "$pkg" >/dev/null 2>&1 || optional="$optional $pkg"
     done
+    fresh_optional=""
     if [ -n "$need" ]; then
         if ab_is_root; then
             ab_apt_install $need $optional || { ab_say "apt-get failed (see above)"; return 1; }
+            fresh_optional=$optional
             optional=""
         else
             ab_say "missing build dependencies. Install them with:"
@@ -59,7 +61,8 @@ attnlab_bootstrap() {
     fi
     if [ -n "$optional" ]; then
         if ab_is_root; then
-            ab_apt_install $optional || ab_say "could not install optional packages:$optional (continuing)"
+            if ab_apt_install $optional; then fresh_optional=$optional
+            else ab_say "could not install optional packages:$optional (continuing)"; fi
         else
             ab_say "optional packages not installed:$optional (sudo apt-get install -y$optional)"
         fi
@@ -72,6 +75,11 @@ attnlab_bootstrap() {
             cat "$ab_root/build.configure.log" >&2; rm -rf "$build"; ab_say "cmake configure failed"; return 1; }
         mv "$ab_root/build.configure.log" "$build/configure.log"
         ab_say "building (first build takes a minute)"
+    elif [ -n "$fresh_optional" ]; then
+        # An existing build dir cached "MPI not found": forget that, so the newly
+        # installed optional packages are detected.
+        cmake -U 'MPI_*' -S "$ab_root" -B "$build" >"$build/configure.log" 2>&1 || {
+            cat "$build/configure.log" >&2; ab_say "cmake re-configure failed"; return 1; }
     fi
     jobs=$(nproc 2>/dev/null || echo 2)
     cmake --build "$build" -j "$jobs" >"$build/build.log" 2>&1 || {
