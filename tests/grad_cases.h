@@ -18,6 +18,7 @@ int grad_cases_softmax(OpKind op, int *n_cases);    /* softmax cross_entropy */
 int grad_cases_attention(OpKind op, int *n_cases);  /* attention */
 int grad_cases_efficient(OpKind op, int *n_cases);  /* linear_attention sparse_attention */
 int grad_cases_lstm(OpKind op, int *n_cases);       /* lstm */
+int grad_cases_anna(OpKind op, int *n_cases);       /* anna_attention */
 
 /* Helper for groups: runs the normal check and (if check_fault) the fault check;
  * returns the number of failures (0, 1 or 2). */

@@ -312,6 +312,23 @@ static void test_type_errors(void) {
                 SRC ": distill.same_funcs needs the same z list for every layer, but distill.funcs is \"1;2\"");
     EXPECT_FAIL("{\"model\": {\"n_layers\": 2}, \"distill\": {\"tables\": \"1;2;3\"}}",
                 SRC ": distill.tables \"1;2;3\": 3 ';'-separated lists for 2 layers");
+    EXPECT_FAIL("{\"distill\": {\"finetune_cells\": \"\"}}", SRC ": distill.finetune_cells \"\": empty list");
+    EXPECT_FAIL("{\"distill\": {\"finetune_cells\": \"8\"}}",
+                SRC ": distill.finetune_cells \"8\": expected tables x functions such as 8x1 at '8'");
+    EXPECT_FAIL("{\"distill\": {\"finetune_cells\": \"8x0\"}}",
+                SRC ": distill.finetune_cells \"8x0\": 8x0: tables must be in [1, 4096] and functions in [1, 64]");
+    EXPECT_FAIL("{\"distill\": {\"finetune_cells\": \"1x1;2x1\"}}",
+                SRC ": distill.finetune_cells \"1x1;2x1\": unexpected ';' (write e.g. 8x1 or 1x1,2x1");
+    EXPECT_FAIL("{\"distill\": {\"finetune_cells\": \"1x1+2x1\"}}",
+                SRC ": distill.finetune_cells \"1x1+2x1\": cell 1 has 2 '+'-joined layers for 1 distilled layers");
+    EXPECT_FAIL("{\"distill\": {\"finetune_cells\": \"1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1\"}}",
+                SRC ": distill.finetune_cells \"1x1,", "more than 16 cells");
+    EXPECT_FAIL("{\"distill\": {\"finetune_steps\": -1}}", SRC ": distill.finetune_steps: must be in [0, 10000000], got -1");
+    EXPECT_FAIL("{\"distill\": {\"finetune_lr\": 0}}", SRC ": distill.finetune_lr: must be > 0, got 0");
+    EXPECT_FAIL("{\"distill\": {\"finetune_params\": \"except_q\"}}",
+                SRC ": distill.finetune_params: expected one of \"except_qk\", \"except_attention\"; got \"except_q\"");
+    EXPECT_FAIL("{\"distill\": {\"finetune_hashes\": \"fresh\"}}",
+                SRC ": distill.finetune_hashes: expected one of \"fixed\", \"redraw\"; got \"fresh\"");
     EXPECT_FAIL("{\"task\": {\"type\": \"lis\"}}", SRC ": task.type \"lis\" needs model.attention.causal true (it is next-token prediction)");
     EXPECT_FAIL("{\"task\": {\"type\": \"index_lookup\"}}", SRC ": task.type \"index_lookup\" needs model.attention.causal true");
     EXPECT_FAIL("{\"name\": 5}", SRC ": name: expected a string, got 5");
@@ -383,6 +400,16 @@ static void test_consistency_errors(void) {
     Config c = parse_ok("{\"model\": {\"n_heads\": 8, \"d_model\": 64}, "
                         "\"train\": {\"steps\": 10, \"warmup_steps\": 10, \"schedule\": \"warmup_linear\"}}");
     CHECK(c.model.n_heads == 8 && c.train.warmup_steps == 10, "order-independent");
+    /* Fine-tuning cells: one LxZ for every distilled layer, or one per layer. */
+    Config f = parse_ok("{\"model\": {\"n_layers\": 2}, \"distill\": {\"finetune_cells\": \"8x1+4x2,2x1\", "
+                        "\"finetune_steps\": 100}}");
+    CHECK(!strcmp(f.distill.finetune_cells, "8x1+4x2,2x1") && f.distill.finetune_steps == 100, "finetune cells");
+    EXPECT_FAIL("{\"model\": {\"n_layers\": 3}, \"distill\": {\"finetune_cells\": \"8x1+4x2\"}}",
+                SRC ": distill.finetune_cells \"8x1+4x2\": cell 1 has 2 '+'-joined layers for 3 distilled layers");
+    Config d = parse_ok("{}");
+    CHECK(d.distill.finetune_steps == 0 && !strcmp(d.distill.finetune_cells, "auto") &&
+          d.distill.finetune_params == FINETUNE_EXCEPT_QK && d.distill.finetune_hashes == FINETUNE_FIXED,
+          "fine-tuning is off by default");
 }
 
 /* --- overrides ------------------------------------------------------------ */

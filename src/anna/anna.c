@@ -70,8 +70,10 @@ static Slot *map_probe(const GroupMap *m, uint64_t key, const float *x) {
     }
 }
 
-/* Adds value row v to key's group (created empty on first use); rep is the key's row. */
-static void map_add(GroupMap *m, uint64_t key, const float *x, int rep, const float *v) {
+/* Adds scale·v to key's group (created empty on first use); rep is the key's row.
+ * The forwards pass scale 1, which is exact (1·v == v), so their sums are plain
+ * sums; the backward adds dy_i / c_i through it. */
+static void map_add(GroupMap *m, uint64_t key, const float *x, int rep, const float *v, float scale) {
     Slot *s = map_probe(m, key, x);
     if (s->group < 0) {
         s->key = key;
@@ -81,7 +83,7 @@ static void map_add(GroupMap *m, uint64_t key, const float *x, int rep, const fl
         m->counts[s->group] = 0;
     }
     float *sum = m->sums + (long)s->group * m->dv;
-    for (int c = 0; c < m->dv; c++) sum[c] += v[c];
+    for (int c = 0; c < m->dv; c++) sum[c] += scale * v[c];
     m->counts[s->group]++;
 }
 
@@ -179,7 +181,7 @@ static void anna_table(const Lsh *lsh, AnnaWork *w, int t, const float *v, int n
     GroupMap *m = &w->map;
     map_clear(m);
     for (int j = 0; j < n; j++) {
-        map_add(m, kc[(long)j * l], NULL, j, v + (long)j * dv);
+        map_add(m, kc[(long)j * l], NULL, j, v + (long)j * dv, 1.0f);
         if (causal) w->cnt[j] += map_read(m, qc[(long)j * l], NULL, out + (long)j * dv);
     }
     if (!causal)
@@ -202,6 +204,12 @@ static void anna_fill_stats(const long *cnt, int n, AnnaStats *st) {
 
 void anna_attention(const Lsh *lsh, const float *q, const float *k, const float *v, int n, int dim,
                     int dv, int causal, float *out, void *scratch, AnnaStats *stats) {
+    anna_attention_keep(lsh, q, k, v, n, dim, dv, causal, out, scratch, stats, NULL, NULL);
+}
+
+void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const float *v, int n, int dim,
+                         int dv, int causal, float *out, void *scratch, AnnaStats *stats,
+                         uint64_t *codes, long *counts) {
     AL_ASSERT(lsh->proj && lsh->dim == dim && n >= 0 && dv >= 1);
     if (stats) memset(stats, 0, sizeof *stats);
     if (n == 0) return;
@@ -219,6 +227,43 @@ void anna_attention(const Lsh *lsh, const float *q, const float *k, const float 
     divide_rows(out, w.cnt, n, dv);
 
     if (stats) anna_fill_stats(w.cnt, n, stats);
+    if (codes) memcpy(codes, w.codes, (size_t)2 * n * lsh->n_tables * sizeof *codes);
+    if (counts) memcpy(counts, w.cnt, (size_t)n * sizeof *counts);
+    free(owned);
+}
+
+/* The transpose of anna_table: table t's part of dv_j = Σ_{i: j∈B_t(i)} dy_i / c_i.
+ * The map now holds queries: each query adds g_i = dy_i / c_i under its code, and
+ * each key reads the sum of its code's group.  Causal: B_t(i) holds only j ≤ i,
+ * so key j must see the queries i ≥ j — walking positions backwards, query j is
+ * added before key j reads (the mirror of the forward's insert-then-read).  A
+ * query with c_i = 0 has an empty union and a constant output: it adds nothing
+ * (nor could it: every key it would reach is in none of its buckets). */
+static void anna_table_backward(const Lsh *lsh, AnnaWork *w, int t, const uint64_t *codes,
+                                const long *cnt, const float *dy, int n, int dv, int causal,
+                                float *dvals) {
+    const int l = lsh->n_tables;
+    const uint64_t *qc = codes + t, *kc = codes + (long)n * l + t;
+    GroupMap *m = &w->map;
+    map_clear(m);
+    for (int step = 0; step < n; step++) {
+        int i = causal ? n - 1 - step : step;
+        if (cnt[i] > 0) map_add(m, qc[(long)i * l], NULL, i, dy + (long)i * dv, 1.0f / (float)cnt[i]);
+        if (causal) map_read(m, kc[(long)i * l], NULL, dvals + (long)i * dv);
+    }
+    if (!causal)
+        for (int j = 0; j < n; j++) map_read(m, kc[(long)j * l], NULL, dvals + (long)j * dv);
+}
+
+void anna_attention_backward(const Lsh *lsh, const uint64_t *codes, const long *counts,
+                             const float *dy, int n, int dv, int causal, float *dvals, void *scratch) {
+    AL_ASSERT(lsh->proj && n >= 0 && dv >= 1);
+    if (n == 0) return;
+    void *owned = scratch ? NULL : al_malloc(anna_scratch_bytes(lsh, n, dv));
+    AnnaWork w;
+    anna_layout(lsh, n, dv, scratch ? scratch : owned, &w);
+    for (int t = 0; t < lsh->n_tables; t++)
+        anna_table_backward(lsh, &w, t, codes, counts, dy, n, dv, causal, dvals);
     free(owned);
 }
 
@@ -293,7 +338,7 @@ void ema_attention(const float *q, const float *k, const float *v, int n, int di
     uint64_t h;
     for (int j = 0; j < n; j++) {
         const float *kj = k + (long)j * dim, *qj = q + (long)j * dim;
-        if (row_hash(kj, dim, &h)) map_add(&m, h, kj, j, v + (long)j * dv);
+        if (row_hash(kj, dim, &h)) map_add(&m, h, kj, j, v + (long)j * dv, 1.0f);
         if (causal) cnt[j] = row_hash(qj, dim, &h) ? map_read(&m, h, qj, out + (long)j * dv) : 0;
     }
     if (!causal)

@@ -1,5 +1,6 @@
 /* distill.c — see distill.h. */
 #include "attnlab/anna/distill.h"
+#include "attnlab/anna/finetune.h"
 #include "attnlab/anna/lsh.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/atomic_file.h"
@@ -64,28 +65,69 @@ static void cell_indices(const Grid *g, long c, int *ti, int *zi) {
 
 typedef struct Cell { double mean, std; } Cell;
 
-/* Test token error with ANNA in the grid's layers, hash functions of run r. */
-static int run_cell(const Config *cfg, Model *m, Tape *t, const Dataset *test, const Grid *g, const int *ti,
-                    const int *zi, int r, double *error, AlError *err) {
+static AnnaCell grid_cell(const Grid *g, long c) {
+    int ti[DISTILL_MAX_LAYERS], zi[DISTILL_MAX_LAYERS];
+    cell_indices(g, c, ti, zi);
+    AnnaCell a = { .n = g->n };
+    for (int i = 0; i < g->n; i++) {
+        a.layer[i] = g->layer[i];
+        a.tables[i] = g->tables[i][ti[i]];
+        a.funcs[i] = g->funcs[i][zi[i]];
+    }
+    return a;
+}
+
+LshFamily distill_family(const CfgDistill *d) {
+    return d->family == DISTILL_CROSSPOLYTOPE ? LSH_CROSSPOLYTOPE : LSH_HYPERPLANE;
+}
+
+uint64_t distill_draw_seed(const CfgDistill *d, int r) { return (uint64_t)d->seed * 1000003u + (uint64_t)r; }
+
+int anna_hashes_init(AnnaHashes *h, const Model *m, const AnnaCell *c, LshFamily family, uint64_t seed,
+                     AlError *err) {
     int H = m->cfg.n_heads, dh = m->cfg.d_model / H, rc = 0;
-    Lsh *lsh = al_calloc((size_t)g->n * H, sizeof *lsh);
-    const Lsh **per_layer = al_calloc((size_t)m->cfg.n_layers, sizeof *per_layer);
-    uint64_t seed = (uint64_t)cfg->distill.seed * 1000003u + (uint64_t)r;
-    LshFamily fam = cfg->distill.family == DISTILL_CROSSPOLYTOPE ? LSH_CROSSPOLYTOPE : LSH_HYPERPLANE;
-    for (int i = 0; i < g->n && !rc; i++) {
-        for (int h = 0; h < H && !rc; h++)
-            rc = lsh_init(&lsh[i * H + h], fam, dh, g->tables[i][ti[i]], g->funcs[i][zi[i]],
-                          lsh_head_seed(seed, g->layer[i], h), err);
-        per_layer[g->layer[i]] = &lsh[i * H];
+    h->lsh = al_calloc((size_t)c->n * H, sizeof *h->lsh);
+    h->per_layer = al_calloc((size_t)m->cfg.n_layers, sizeof *h->per_layer);
+    for (int i = 0; i < c->n && !rc; i++) {
+        for (int k = 0; k < H && !rc; k++)
+            rc = lsh_init(&h->lsh[i * H + k], family, dh, c->tables[i], c->funcs[i],
+                          lsh_head_seed(seed, c->layer[i], k), err);
+        h->per_layer[c->layer[i]] = &h->lsh[i * H];
     }
-    if (!rc) {
-        m->anna = per_layer;
-        *error = 1 - evaluate(m, t, test, cfg->train.batch_size, 0).token_acc;
-        m->anna = NULL;
+    /* lsh_free is safe on the zeroed (never drawn or failed) entries. */
+    h->n_lsh = c->n * H;
+    return rc;
+}
+
+void anna_hashes_free(AnnaHashes *h) {
+    for (int i = 0; i < h->n_lsh; i++) lsh_free(&h->lsh[i]);
+    free(h->lsh);
+    free(h->per_layer);
+    memset(h, 0, sizeof *h);
+}
+
+double anna_test_error(Model *m, Tape *t, const Dataset *test, const AnnaHashes *h, int batch_size) {
+    m->anna = h ? h->per_layer : NULL;
+    double error = 1 - evaluate(m, t, test, batch_size, 0).token_acc;
+    m->anna = NULL;
+    return error;
+}
+
+int distill_cell_error(const Config *cfg, Model *m, Tape *t, const Dataset *test, const AnnaCell *cell,
+                       double *mean, double *std, AlError *err) {
+    const int runs = cfg->distill.runs;
+    double *errs = al_malloc(sizeof(double) * runs), sum = 0, sq = 0;
+    int rc = 0;
+    for (int r = 0; r < runs && !rc; r++) {
+        AnnaHashes h;
+        rc = anna_hashes_init(&h, m, cell, distill_family(&cfg->distill), distill_draw_seed(&cfg->distill, r), err);
+        if (!rc) sum += errs[r] = anna_test_error(m, t, test, &h, cfg->train.batch_size);
+        anna_hashes_free(&h);
     }
-    for (int i = 0; i < g->n * H; i++) lsh_free(&lsh[i]);
-    free(lsh);
-    free(per_layer);
+    *mean = sum / runs;
+    for (int r = 0; r < runs && !rc; r++) sq += (errs[r] - *mean) * (errs[r] - *mean);
+    *std = runs > 1 ? sqrt(sq / (runs - 1)) : 0;
+    free(errs);
     return rc;
 }
 
@@ -182,67 +224,107 @@ static int figures_two_layers(const char *dir, const Grid *g, const Cell *cells,
     return rc;
 }
 
-static int write_summary(const char *dir, const Config *cfg, const Grid *g, const Cell *cells, double surrogate,
-                         double seconds, AlError *err) {
+static long best_cell(const Grid *g, const Cell *cells) {
     long best = 0;
     for (long c = 1; c < g->cells; c++)
         if (cells[c].mean < cells[best].mean) best = c;
-    int ti[DISTILL_MAX_LAYERS], zi[DISTILL_MAX_LAYERS];
-    cell_indices(g, best, ti, zi);
-    char text[2048], cell[512] = "";
-    size_t len = 0;
-    for (int i = 0; i < g->n; i++)
-        len += (size_t)snprintf(cell + len, sizeof cell - len, "%s{\"layer\": %d, \"tables\": %d, \"funcs\": %d}",
-                                i ? ", " : "", g->layer[i], g->tables[i][ti[i]], g->funcs[i][zi[i]]);
-    snprintf(text, sizeof text,
-             "{\n  \"surrogate_test_error\": %.6f,\n  \"family\": \"%s\",\n  \"runs\": %d,\n  \"cells\": %ld,\n"
-             "  \"best_mean_error\": %.6f,\n  \"best_std_error\": %.6f,\n  \"best_cell\": [%s],\n"
-             "  \"seconds\": %.2f\n}\n",
-             surrogate, cfg->distill.family == DISTILL_CROSSPOLYTOPE ? "crosspolytope" : "hyperplane",
-             cfg->distill.runs, g->cells, cells[best].mean, cells[best].std, cell, seconds);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/anna_summary.json", dir);
-    return write_text_atomic(path, text, err);
+    return best;
 }
 
-int distill_run(const Config *cfg, Model *m, const Dataset *test, const char *dir, int quiet, AlError *err) {
+/* extra: more members for the object ("\"finetune\": {…}"), or NULL. */
+static int write_summary(const char *dir, const Config *cfg, const Grid *g, const Cell *cells, double surrogate,
+                         double seconds, const char *extra, AlError *err) {
+    long best = best_cell(g, cells);
+    AnnaCell a = grid_cell(g, best);
+    char cell[512] = "";
+    size_t len = 0, cap = 2048 + (extra ? strlen(extra) : 0);
+    for (int i = 0; i < a.n; i++)
+        len += (size_t)snprintf(cell + len, sizeof cell - len, "%s{\"layer\": %d, \"tables\": %d, \"funcs\": %d}",
+                                i ? ", " : "", a.layer[i], a.tables[i], a.funcs[i]);
+    char *text = al_malloc(cap);
+    snprintf(text, cap,
+             "{\n  \"surrogate_test_error\": %.6f,\n  \"family\": \"%s\",\n  \"runs\": %d,\n  \"cells\": %ld,\n"
+             "  \"best_mean_error\": %.6f,\n  \"best_std_error\": %.6f,\n  \"best_cell\": [%s],\n"
+             "  \"seconds\": %.2f%s%s\n}\n",
+             surrogate, cfg->distill.family == DISTILL_CROSSPOLYTOPE ? "crosspolytope" : "hyperplane",
+             cfg->distill.runs, g->cells, cells[best].mean, cells[best].std, cell, seconds, extra ? ",\n  " : "",
+             extra ? extra : "");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/anna_summary.json", dir);
+    int rc = write_text_atomic(path, text, err);
+    free(text);
+    return rc;
+}
+
+/* The cells distill.finetune_cells names.  "auto": the grid's best cell, and its
+ * best cell among those with the fewest tables in all — the cheapest ANNA, where
+ * the grid's error is largest and fine-tuning has the most room (one cell when
+ * the two coincide).  A user's list: ℓ × z per distilled layer, in or off the grid. */
+static int finetune_cells(const CfgDistill *d, const Grid *g, const Cell *cells, AnnaCell *out, int *n,
+                          char *why, size_t why_len) {
+    if (strcmp(d->finetune_cells, "auto")) {
+        if (finetune_parse_cells(d->finetune_cells, g->n, out, FINETUNE_MAX_CELLS, n, why, why_len)) return -1;
+        for (int c = 0; c < *n; c++)
+            for (int i = 0; i < g->n; i++) out[c].layer[i] = g->layer[i];
+        return 0;
+    }
+    long best = best_cell(g, cells), cheap = -1, cheap_tables = 0;
+    for (long c = 0; c < g->cells; c++) {
+        AnnaCell a = grid_cell(g, c);
+        long tables = 0;
+        for (int i = 0; i < a.n; i++) tables += a.tables[i];
+        if (cheap < 0 || tables < cheap_tables || (tables == cheap_tables && cells[c].mean < cells[cheap].mean)) {
+            cheap = c;
+            cheap_tables = tables;
+        }
+    }
+    out[0] = grid_cell(g, best);
+    *n = 1;
+    if (cheap != best) out[(*n)++] = grid_cell(g, cheap);
+    return 0;
+}
+
+int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, int quiet, AlError *err) {
     if (m->cfg.type != MODEL_TRANSFORMER || m->cfg.attention.type != ATTN_SOFTMAX)
         return al_fail(err, 2, "distill: ANNA replaces softmax attention; this model is %s",
                        m->cfg.type == MODEL_LSTM ? "an LSTM" : "a linear/sparse-attention transformer");
     Grid g;
     if (grid_from_config(&cfg->distill, m->cfg.n_layers, &g, err)) return err->code;
+    const Dataset *test = &td->test;
     Arena arena;
     arena_init(&arena, 8u << 20);
     Tape tape;
     tape_init(&tape, &arena);
-    double t0 = progress_now(), surrogate = 1 - evaluate(m, &tape, test, cfg->train.batch_size, 0).token_acc;
+    double t0 = progress_now(), surrogate = anna_test_error(m, &tape, test, NULL, cfg->train.batch_size);
     if (!quiet) printf("distill: surrogate test token error %.4f; %ld cells x %d runs\n", surrogate, g.cells, cfg->distill.runs);
     Cell *cells = al_calloc((size_t)g.cells, sizeof *cells);
-    double *errs = al_malloc(sizeof(double) * cfg->distill.runs);
-    int rc = 0, ti[DISTILL_MAX_LAYERS], zi[DISTILL_MAX_LAYERS];
+    int rc = 0;
     for (long c = 0; c < g.cells && !rc; c++) {
-        cell_indices(&g, c, ti, zi);
-        double sum = 0, sq = 0;
-        for (int r = 0; r < cfg->distill.runs && !rc; r++) {
-            rc = run_cell(cfg, m, &tape, test, &g, ti, zi, r, &errs[r], err);
-            sum += errs[r];
-        }
-        cells[c].mean = sum / cfg->distill.runs;
-        for (int r = 0; r < cfg->distill.runs; r++) sq += (errs[r] - cells[c].mean) * (errs[r] - cells[c].mean);
-        cells[c].std = cfg->distill.runs > 1 ? sqrt(sq / (cfg->distill.runs - 1)) : 0;
+        AnnaCell a = grid_cell(&g, c);
+        rc = distill_cell_error(cfg, m, &tape, test, &a, &cells[c].mean, &cells[c].std, err);
     }
+    tape_free(&tape);
+    arena_free(&arena);
     char what[128];
     snprintf(what, sizeof what, "%s LSH, %d runs per cell", cfg->distill.family == DISTILL_CROSSPOLYTOPE ?
              "cross-polytope" : "hyperplane", cfg->distill.runs);
     if (!rc) rc = write_csv(dir, &g, cells, cfg->distill.runs, err);
     if (!rc && g.n == 1) rc = figures_one_layer(dir, &g, cells, what, err);
     if (!rc && g.n == 2) rc = figures_two_layers(dir, &g, cells, what, err);
-    if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, progress_now() - t0, err);
+    if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, progress_now() - t0, NULL, err);
     if (!rc && !quiet) printf("distill: wrote %s/anna_grid.csv (%.1fs)\n", dir, progress_now() - t0);
+    if (!rc && cfg->distill.finetune_steps > 0) {
+        /* The grid's outputs are written first: a failed fine-tuning keeps them. */
+        AnnaCell ft[FINETUNE_MAX_CELLS];
+        int n_ft = 0;
+        char *extra = NULL, why[160];
+        if (finetune_cells(&cfg->distill, &g, cells, ft, &n_ft, why, sizeof why))
+            rc = al_fail(err, 2, "distill.finetune_cells \"%s\": %s", cfg->distill.finetune_cells, why);
+        if (!rc) rc = finetune_run(cfg, m, td, ft, n_ft, dir, quiet, &extra, err);
+        if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, progress_now() - t0, extra, err);
+        free(extra);
+    }
     free(cells);
-    free(errs);
-    tape_free(&tape);
-    arena_free(&arena);
     return rc;
 }
 
@@ -256,7 +338,7 @@ int distill_main(const char *run_dir, const char *const *overrides, int n_overri
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
     snprintf(path, sizeof path, "%s/model.safetensors", run_dir);
     int rc = checkpoint_load_model(path, m, err);
-    if (!rc) rc = distill_run(&cfg, m, &td.test, run_dir, quiet, err);
+    if (!rc) rc = distill_run(&cfg, m, &td, run_dir, quiet, err);
     model_free(m);
     task_free(&td);
     return rc;

@@ -18,6 +18,7 @@ static const char *const OP_NAMES[OP_COUNT] = {
     [OP_CROSS_ENTROPY] = "cross_entropy", [OP_DROPOUT] = "dropout",
     [OP_ATTENTION] = "attention",   [OP_LINEAR_ATTENTION] = "linear_attention",
     [OP_SPARSE_ATTENTION] = "sparse_attention", [OP_LSTM] = "lstm",
+    [OP_ANNA_ATTENTION] = "anna_attention",
 };
 
 const char *op_name(OpKind op) {

@@ -33,6 +33,8 @@ static void usage(FILE *f) {
         "                                  (--set and --out work as for training; format: data/README.md)\n"
         "  ./train distill RUN_DIR         replace the trained attention by ANNA (LSH) over the\n"
         "                                  distill.* grid; writes anna_grid.csv and SVG figures there\n"
+        "                                  (distill.finetune_steps > 0: then fine-tunes with ANNA in\n"
+        "                                  the loop and writes anna_finetune.csv)\n"
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train bench attention [--max-n N] [--out DIR]\n"
         "                                  one attention layer's time vs N: softmax, ANNA, linear, sparse\n"

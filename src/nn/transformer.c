@@ -1,7 +1,6 @@
 /* transformer.c — the pre-LN transformer blocks of model.h: declaration, init and
  * forward.  Backward is the tape's: every op below records itself. */
 #include "model_internal.h"
-#include "attnlab/anna/anna.h"
 #include "attnlab/util/error.h"
 
 #include <math.h>
@@ -64,26 +63,12 @@ static Tensor *from_heads(Tape *t, Tensor *x) {
 static const AdFeature FEATURES[] = { [FEAT_ELU1] = FEATURE_ELU1, [FEAT_IDENTITY] = FEATURE_IDENTITY,
                                       [FEAT_RELU] = FEATURE_RELU };
 
-/* ANNA in place of the trained attention (evaluation only): q and k are
- * unit-normalised inside, as the surrogate was trained with unit-norm Q, K. */
-static Tensor *anna_mix(const Model *m, Tape *t, const struct Lsh *per_head, Tensor *q, Tensor *k, Tensor *v) {
-    AL_ASSERT(!t->grad_enabled);
-    int B = q->shape[0], H = q->shape[1], T = q->shape[2], D = q->shape[3];
-    Tensor *y = tape_tensor(t, 0, 4, q->shape);
-    size_t need = 0;
-    for (int h = 0; h < H; h++) {
-        size_t n = anna_scratch_bytes(&per_head[h], T, D);
-        if (n > need) need = n;
-    }
-    anna_attention_heads(per_head, q->data, k->data, v->data, B, H, T, D, D, m->cfg.attention.causal, y->data,
-                         tape_scratch(t, need), NULL);
-    return y;
-}
-
 /* q, k, v (B, H, T, d/H) → (B, H, T, d/H) by the configured mechanism. */
 static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Tensor *v, const Tensor *mask) {
     const CfgAttention *a = &m->cfg.attention;
-    if (m->anna && m->anna[layer]) return anna_mix(m, t, m->anna[layer], q, k, v);
+    /* ANNA in place of the trained attention (distillation): q and k are
+     * unit-normalised inside, as the surrogate was trained with unit-norm Q, K. */
+    if (m->anna && m->anna[layer]) return ad_anna_attention(t, q, k, v, m->anna[layer], a->causal);
     if (a->type == ATTN_LINEAR) return ad_linear_attention(t, q, k, v, FEATURES[a->feature], a->causal, a->eps);
     float scale = 1.0f / sqrtf((float)q->shape[3]);
     if (a->score == SCORE_UNIT_NORM) {

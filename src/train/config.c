@@ -22,6 +22,7 @@
  * "--set key=value") and names the key path; err->code is 2.  docs/errors.md lists
  * them all; keep it in step. */
 #include "attnlab/train/config.h"
+#include "attnlab/anna/finetune.h"
 #include "attnlab/util/intlist.h"
 
 #include <cJSON.h>
@@ -67,6 +68,8 @@ _Static_assert(sizeof(CfgScore) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgActivation) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgInit) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgSchedule) == sizeof(int), "enum size");
+_Static_assert(sizeof(CfgFinetuneParams) == sizeof(int), "enum size");
+_Static_assert(sizeof(CfgFinetuneHashes) == sizeof(int), "enum size");
 
 /* Names are indexed by the enum value (designated), so reordering an enum in
  * config.h cannot silently remap names. */
@@ -88,6 +91,9 @@ static const char *const cfg_feature_names[] = {
     [FEAT_ELU1] = "elu1", [FEAT_IDENTITY] = "identity", [FEAT_RELU] = "relu", NULL };
 static const char *const cfg_family_names[] = {
     [DISTILL_HYPERPLANE] = "hyperplane", [DISTILL_CROSSPOLYTOPE] = "crosspolytope", NULL };
+static const char *const cfg_ft_params_names[] = {
+    [FINETUNE_EXCEPT_QK] = "except_qk", [FINETUNE_EXCEPT_ATTENTION] = "except_attention", NULL };
+static const char *const cfg_ft_hashes_names[] = { [FINETUNE_FIXED] = "fixed", [FINETUNE_REDRAW] = "redraw", NULL };
 static const char *const cfg_init_names[] = { [INIT_TORCH] = "torch", [INIT_NORMAL] = "normal", NULL };
 static const char *const cfg_sched_names[] = {
     [SCHED_CONSTANT] = "constant", [SCHED_WARMUP_LINEAR] = "warmup_linear",
@@ -275,6 +281,22 @@ static const CfgKey cfg_keys[] = {
       .doc = "hash draws per grid cell (mean and std over them)" },
     { "distill.seed", CFG_INT, AT(distill.seed), IN(0, 2147483647), .def = 1,
       .doc = "seed of the hash functions" },
+    { "distill.finetune_steps", CFG_INT, AT(distill.finetune_steps), IN(0, 10000000), .def = 0,
+      .doc = "after the grid, fine-tune each of distill.finetune_cells for this many Adam steps with ANNA in "
+             "the loop (gradients through the values, buckets fixed); 0 = off" },
+    { "distill.finetune_lr", CFG_FLOAT, AT(distill.finetune_lr), GT(0), .def = 0.001,
+      .doc = "fine-tuning learning rate (constant; Adam with train.beta1, beta2, eps, weight_decay, grad_clip, "
+             "batch_size)" },
+    { "distill.finetune_cells", CFG_STRING, AT(distill.finetune_cells), .def_str = "auto",
+      .doc = "cells to fine-tune: auto (the grid's best cell and its best cell with the fewest tables), or "
+             "tables x functions per cell: 1x1,2x1; 8x1+4x2 gives two distilled layers their own" },
+    { "distill.finetune_params", CFG_ENUM, AT(distill.finetune_params), .names = cfg_ft_params_names,
+      .def = FINETUNE_EXCEPT_QK,
+      .doc = "what fine-tuning trains: except_qk = every parameter but the distilled layers' Q and K "
+             "projections (they define the buckets); except_attention = also not their V and O" },
+    { "distill.finetune_hashes", CFG_ENUM, AT(distill.finetune_hashes), .names = cfg_ft_hashes_names,
+      .def = FINETUNE_FIXED,
+      .doc = "hash functions while fine-tuning: fixed = one draw for every step; redraw = a new draw each step" },
 };
 
 enum { CFG_NKEYS = sizeof cfg_keys / sizeof cfg_keys[0] };
@@ -813,6 +835,11 @@ static int cfg_consistency(const Config *c, CfgProblem *p) {
                 return cfg_problem(p, "distill.same_funcs", "distill.funcs",
                                    "distill.same_funcs needs the same z list for every layer, but distill.funcs is \"%s\"",
                                    c->distill.funcs);
+        AnnaCell cells[FINETUNE_MAX_CELLS];
+        if (strcmp(c->distill.finetune_cells, "auto") &&
+            finetune_parse_cells(c->distill.finetune_cells, n_layers, cells, FINETUNE_MAX_CELLS, &n, why, sizeof why))
+            return cfg_problem(p, "distill.finetune_cells", "distill.layers", "distill.finetune_cells \"%s\": %s",
+                               c->distill.finetune_cells, why);
     }
     if (t->warmup_steps > t->steps)
         return cfg_problem(p, "train.warmup_steps", "train.steps",

@@ -42,9 +42,14 @@ static void adam_range(float *p, const float *g, float *m, float *v, long n, flo
 }
 
 void optim_adam_step(ParamStore *ps, const CfgTrain *cfg, float lr, long t) {
+    optim_adam_step_except(ps, cfg, lr, t, NULL);
+}
+
+void optim_adam_step_except(ParamStore *ps, const CfgTrain *cfg, float lr, long t, const unsigned char *frozen) {
     float c1 = 1.0f - powf(cfg->beta1, (float)t), c2 = 1.0f - powf(cfg->beta2, (float)t);
     int decoupled = !strcmp(cfg->optimizer, "adamw");
     for (int k = 0; k < ps->n; k++) {
+        if (frozen && frozen[k]) continue;
         const Param *q = &ps->p[k];
         float wd = q->decay ? cfg->weight_decay : 0.0f;
         long o = q->offset;

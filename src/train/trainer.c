@@ -13,6 +13,7 @@
 #include "attnlab/train/evaluate.h"
 #include "attnlab/train/optim.h"
 #include "attnlab/train/progress.h"
+#include "attnlab/train/step.h"
 #include "attnlab/util/fsutil.h"
 
 #include <cJSON.h>
@@ -218,23 +219,16 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
  * state (returns an error instead of the learning rate's step). */
 static int train_step(Run *r, float *lr_out, AlError *err) {
     float lr = optim_lr(&r->cfg.train, (int)r->st.step);
-    tape_reset(&r->tape);
-    params_zero_grad(&r->model->params);
-    if (r->data.streaming) taskgen_batch(&r->data.gen, SPLIT_TRAIN, &r->st.data_rng, &r->batch);
-    else sampler_next_batch(&r->sampler, &r->data.train, &r->batch);
-    Tensor *logits = model_forward(r->model, &r->tape, r->batch.tokens, r->batch.batch, r->batch.seq_len);
-    Tensor *loss = ad_cross_entropy(&r->tape, logits, r->batch.targets);
-    tape_backward(&r->tape, loss);
-    double norm = optim_grad_norm(&r->model->params);
-    if (!isfinite(loss->data[0]) || !isfinite(norm))
+    step_next_batch(&r->data, &r->sampler, &r->st.data_rng, &r->batch);
+    double norm, loss = step_gradients(r->model, &r->tape, &r->batch, NULL, &norm);
+    if (!isfinite(loss) || !isfinite(norm))
         return al_fail(err, 1, "step %ld: the loss (%g) or the gradient norm (%g) is not finite; stopped before "
                        "updating, so %s holds the last good checkpoint (lower train.lr or set train.grad_clip)",
-                       r->st.step + 1, (double)loss->data[0], norm, r->dir);
+                       r->st.step + 1, loss, norm, r->dir);
     r->st.grad_norm = norm;
-    optim_clip(&r->model->params, norm, r->cfg.train.grad_clip);
     r->st.step++;
-    optim_adam_step(&r->model->params, &r->cfg.train, lr, r->st.step);
-    r->st.loss_sum += loss->data[0];
+    step_update(r->model, &r->cfg.train, lr, r->st.step, norm, NULL);
+    r->st.loss_sum += loss;
     r->st.loss_count++;
     *lr_out = lr;
     return 0;
@@ -334,7 +328,7 @@ int train_run(const TrainOptions *opt, AlError *err) {
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         if (!rc && r->cfg.distill.enabled)
-            rc = distill_run(&r->cfg, r->model, &r->data.test, r->dir, opt->quiet, err);
+            rc = distill_run(&r->cfg, r->model, &r->data, r->dir, opt->quiet, err);
     }
     teardown(r);
     free(r);

@@ -1,7 +1,9 @@
 /* anna.h — Approximate Nearest Neighbor Attention and Exact Match Attention
- * (paper 000: ANNA, Algorithm 1; EMA, Definition B.1).  Inference only: neither
- * is differentiable, so models train a softmax surrogate and swap these in at
- * evaluation time (paper 000, App. G).
+ * (paper 000: ANNA, Algorithm 1; EMA, Definition B.1).  Models train a softmax
+ * surrogate and swap these in at evaluation time (paper 000, App. G).  ANNA also
+ * has a backward with respect to the values only (anna_attention_backward, behind
+ * the autodiff op ad_anna_attention), for fine-tuning the rest of a model with
+ * ANNA in the loop; see there for why the queries and keys get no gradient.
  *
  * ANNA (reference README, decision 1).  With the Lsh's ℓ tables g_1..g_ℓ and
  * q̂, k̂ the unit-normalised queries and keys,
@@ -28,6 +30,7 @@
 #include "attnlab/anna/lsh.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* What the hash tables retrieved, over the queries of one call (or of all heads
  * for anna_attention_heads).  Collisions count multiplicity: Σ_t |B_t(i)|. */
@@ -46,6 +49,25 @@ size_t anna_scratch_bytes(const Lsh *lsh, int n, int dv);
  * stats may be NULL. */
 void anna_attention(const Lsh *lsh, const float *q, const float *k, const float *v, int n, int dim,
                     int dv, int causal, float *out, void *scratch, AnnaStats *stats);
+
+/* anna_attention that also keeps what the backward needs: codes (2n × ℓ: row i's
+ * ℓ table codes, the n query rows then the n key rows) and counts (n: c_i =
+ * Σ_t |B_t(i)|).  Either may be NULL. */
+void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const float *v, int n, int dim,
+                         int dv, int causal, float *out, void *scratch, AnnaStats *stats,
+                         uint64_t *codes, long *counts);
+
+/* dvals += ∂L/∂v given dy = ∂L/∂out, for the buckets anna_attention_keep found.
+ * The output is linear in v: y_i = Σ_t Σ_{j∈B_t(i)} v_j / c_i, so
+ *   ∂L/∂v_j = Σ_t Σ_{i: j∈B_t(i)} dy_i / c_i,
+ * per table a bucket sum of dy_i / c_i over the queries sharing key j's code (and
+ * i ≥ j when causal, by a reverse running sum).  O(ℓ·n·dv), no n × n matrix.
+ * Queries and keys: the output is piecewise constant in them (it depends on q, k
+ * only through the codes), so ∂y/∂q = ∂y/∂k = 0 wherever it exists — everywhere
+ * but on bucket boundaries, where y jumps.  No gradient flows to them.
+ * scratch: anna_scratch_bytes(lsh, n, dv) bytes, or NULL. */
+void anna_attention_backward(const Lsh *lsh, const uint64_t *codes, const long *counts,
+                             const float *dy, int n, int dv, int causal, float *dvals, void *scratch);
 
 /* Every (batch, head) of q, k (B, H, T, D), v and out (B, H, T, Dv): head h uses
  * per_head[h] for every batch item (the hash belongs to the layer's head, not to

@@ -40,6 +40,7 @@ typedef enum OpKind {
     OP_LINEAR_ATTENTION, /* φ(q)ᵀΣφ(k)vᵀ / (φ(q)ᵀΣφ(k) + ε), causal by prefix sums */
     OP_SPARSE_ATTENTION, /* causal softmax over a local window + block summaries */
     OP_LSTM,          /* a whole LSTM layer over a sequence */
+    OP_ANNA_ATTENTION, /* LSH attention with fixed hashes; gradient w.r.t. v only */
     OP_COUNT
 } OpKind;
 

@@ -51,8 +51,8 @@ typedef struct Model {
     Linear  head;             /* (n_classes, d) */
     Tensor  sinusoid;         /* storage for the fixed sinusoidal table */
     /* Distillation (paper 000): when anna[l] is not NULL, layer l's attention is
-     * replaced at evaluation by ANNA with these n_heads hash-function sets.  Not
-     * differentiable: only with the tape's gradients off.  Owned by the caller. */
+     * replaced by ANNA with these n_heads hash-function sets (ad_anna_attention:
+     * differentiable w.r.t. the values only).  Owned by the caller. */
     const struct Lsh *const *anna;
 } Model;
 

@@ -93,6 +93,8 @@ typedef struct CfgEval {
 } CfgEval;
 
 typedef enum { DISTILL_HYPERPLANE, DISTILL_CROSSPOLYTOPE } CfgLshFamily;
+typedef enum { FINETUNE_EXCEPT_QK, FINETUNE_EXCEPT_ATTENTION } CfgFinetuneParams;
+typedef enum { FINETUNE_FIXED, FINETUNE_REDRAW } CfgFinetuneHashes;
 
 /* Distillation into ANNA (paper 000): the trained softmax surrogate's attention in
  * the chosen layers is replaced by LSH attention and the test error measured over a
@@ -106,6 +108,12 @@ typedef struct CfgDistill {
     int same_funcs;          /* bool: one z for every distilled layer (one grid axis) */
     int runs;                /* hash draws per cell (mean and std over them) */
     int seed;                /* of the hash functions */
+    /* Fine-tuning with ANNA in the loop (src/anna/finetune.c), after the grid. */
+    int finetune_steps;      /* Adam steps per fine-tuned cell; 0 = off */
+    float finetune_lr;       /* constant learning rate */
+    char finetune_cells[256];/* "auto", or cells "LxZ[+LxZ…]" separated by ',' */
+    CfgFinetuneParams finetune_params; /* "except_qk" | "except_attention" */
+    CfgFinetuneHashes finetune_hashes; /* "fixed" | "redraw" */
 } CfgDistill;
 
 typedef struct Config {

@@ -22,5 +22,9 @@ void optim_clip(ParamStore *ps, double norm, double max_norm);
  * (p −= lr·wd·p, as torch.optim.AdamW).  Decay applies only to params with decay=1
  * (weight matrices), never to biases, LayerNorm or embeddings. */
 void optim_adam_step(ParamStore *ps, const CfgTrain *cfg, float lr, long t);
+/* The same, leaving the parameters k with frozen[k] set (values and moments)
+ * untouched — even by weight decay, which would move them without a gradient.
+ * frozen NULL: none. */
+void optim_adam_step_except(ParamStore *ps, const CfgTrain *cfg, float lr, long t, const unsigned char *frozen);
 
 #endif
