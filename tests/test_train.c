@@ -146,6 +146,14 @@ static void test_resume_is_exact(void) {
     CHECK(a && b && !strcmp(a, b), "metrics differ after resume:\n%s\nvs\n%s", a ? a : "", b ? b : "");
     free(a);
     free(b);
+    /* Resuming a run that already reached train.steps (a kill after its last
+     * checkpoint) only re-evaluates: metrics.jsonl gets no second line for it. */
+    CHECK(run(half, second, 3, 1, &err) == 0, "resuming a finished run failed: %s", err.msg);
+    a = metrics_without_time(half);
+    b = metrics_without_time(full);
+    CHECK(a && b && !strcmp(a, b), "resuming a finished run changed its metrics:\n%s", a ? a : "");
+    free(a);
+    free(b);
     /* Resuming a finished run with more steps continues it (the metrics keep
      * everything up to the checkpoint and nothing after). */
     const char *more[] = {"train.schedule=constant", "train.warmup_steps=0", "train.steps=140"};
@@ -282,6 +290,72 @@ static void test_nonfinite_stops(void) {
     }
 }
 
+/* The step of the training state in dir, or -1; *finite = all parameters finite. */
+static long checkpoint_step(const char *dir, int *finite) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/train_state.safetensors", dir);
+    AlError e = {0};
+    StFile *f = st_open(path, &e);
+    if (!f) return -1;
+    long step = atol(st_meta(f, "step") ? st_meta(f, "step") : "-1");
+    const StInfo *in = st_info(f, st_find(f, "params"));
+    float *p = malloc((size_t)in->shape[0] * sizeof(float));
+    *finite = !st_read_f32(f, "params", 1, in->shape, p, &e);
+    for (long i = 0; i < in->shape[0]; i++) *finite &= isfinite(p[i]) != 0;
+    free(p);
+    st_close(f);
+    return step;
+}
+
+/* An injected NaN loss (ATTNLAB_TEST_NAN_STEPS, util/testhook.h) in both modes of
+ * train.on_nonfinite: "stop" names the step and keeps the checkpoint before it;
+ * "skip" drops exactly those updates, logs them, resumes bit for bit across them,
+ * and still stops when more than 10 steps in a row fail. */
+static void test_nonfinite_modes(void) {
+    char out[512], half[512], path[600];
+    AlError err;
+    int finite = 0;
+    const char *stop[] = {"train.schedule=constant", "train.warmup_steps=0", "train.steps=20", "eval.checkpoint_every=5"};
+    snprintf(out, sizeof out, "%s/nan_stop", tmp);
+    setenv("ATTNLAB_TEST_NAN_STEPS", "7", 1);
+    int rc = run(out, stop, 4, 0, &err);
+    CHECK(rc == 1 && strstr(err.msg, "step 7: the loss (nan)") && strstr(err.msg, out) &&
+          strstr(err.msg, "last good checkpoint (step 5)"), "stop mode: rc %d, %s", rc, err.msg);
+    CHECK(checkpoint_step(out, &finite) == 5 && finite, "stop mode must keep the step-5 checkpoint");
+
+    const char *skip[] = {"train.schedule=constant", "train.warmup_steps=0", "train.steps=20",
+                          "eval.checkpoint_every=5", "train.on_nonfinite=skip", "eval.every=5"};
+    snprintf(out, sizeof out, "%s/nan_skip", tmp);
+    setenv("ATTNLAB_TEST_NAN_STEPS", "3,4,12", 1);
+    CHECK(run(out, skip, 6, 0, &err) == 0, "skip mode failed: %s", err.msg);
+    snprintf(path, sizeof path, "%s/summary.json", out);
+    char *summary = read_file(path), *metrics = metrics_without_time(out);
+    CHECK(summary && strstr(summary, "\"skipped_steps\":\t3"), "summary lacks skipped_steps 3: %s", summary ? summary : "");
+    CHECK(metrics && strstr(metrics, "\"skipped_steps\": 3}"), "metrics lack skipped_steps: %s", metrics ? metrics : "");
+    free(summary);
+    free(metrics);
+    /* 10 steps (an evaluation step, as in the uninterrupted run), then resume to 20:
+     * skipped steps (3, 4, 12) on both sides of the break. */
+    snprintf(half, sizeof half, "%s/nan_skip_half", tmp);
+    skip[2] = "train.steps=10";
+    CHECK(run(half, skip, 6, 0, &err) == 0, "skip mode, first sitting: %s", err.msg);
+    skip[2] = "train.steps=20";
+    CHECK(run(half, skip, 6, 1, &err) == 0, "skip mode, resumed: %s", err.msg);
+    CHECK(same_tensor(half, out, "params") && same_tensor(half, out, "adam.v"), "resume across skipped steps is not exact");
+    char *a = metrics_without_time(half), *b = metrics_without_time(out);
+    CHECK(a && b && !strcmp(a, b), "metrics differ after resume across skipped steps");
+    free(a);
+    free(b);
+
+    snprintf(out, sizeof out, "%s/nan_skip_many", tmp);
+    setenv("ATTNLAB_TEST_NAN_STEPS", "6,7,8,9,10,11,12,13,14,15,16,17", 1);
+    rc = run(out, skip, 6, 0, &err);
+    CHECK(rc == 1 && strstr(err.msg, "step 16: ") && strstr(err.msg, "for 11 steps in a row") &&
+          strstr(err.msg, "last good checkpoint (step 15)"), "too many skipped steps: rc %d, %s", rc, err.msg);
+    CHECK(checkpoint_step(out, &finite) == 15 && finite, "skip mode must keep a finite step-15 checkpoint");
+    unsetenv("ATTNLAB_TEST_NAN_STEPS");
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/attnlab_train_XXXXXX");
     if (!mkdtemp(tmp)) return 1;
@@ -296,6 +370,7 @@ int main(void) {
     test_streaming_resume();
     test_data_then_file();
     test_nonfinite_stops();
+    test_nonfinite_modes();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

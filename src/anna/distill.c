@@ -334,7 +334,7 @@ int distill_main(const char *run_dir, const char *const *overrides, int n_overri
     snprintf(path, sizeof path, "%s/config.json", run_dir);
     if (cfg_load(&cfg, path, overrides, n_overrides, err)) return err->code;
     TaskData td;
-    if (task_build(&cfg, &td, err)) return err->code;
+    if (task_build_from(&cfg, path, &td, err)) return err->code;
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
     snprintf(path, sizeof path, "%s/model.safetensors", run_dir);
     int rc = checkpoint_load_model(path, m, err);

@@ -180,6 +180,33 @@ static int build_generated(const Config *c, TaskData *td, AlError *err) {
     return 0;
 }
 
+/* The generators name their own parameters ("lis: length 2 must be in [3, 2048]");
+ * users wrote config keys.  First match of the message's start wins. */
+static const struct { const char *start, *key; } PARAM_KEYS[] = {
+    { "ed: length", "task.length" }, { "ed: using", "task.letters" }, { "ed: num_range", "task.number_range" },
+    { "lis: length", "task.length" }, { "lis: number_range", "task.number_range" },
+    { "arith: n_ops", "task.n_ops" }, { "arith: modulus", "task.modulus" },
+    { "dyck: seq_len", "task.seq_len" }, { "dyck: depth", "task.depth" }, { "dyck: types", "task.types" },
+    { "index_lookup: alphabet", "task.alphabet" }, { "index_lookup: max_len", "task.seq_len" },
+    { "index_lookup: min_len", "task.min_len" },
+    { "khop: alphabet", "task.alphabet" }, { "khop: seq_len", "task.seq_len" },
+    { "khop: min_hops", "task.min_hops" }, { "khop: max_hops", "task.max_hops" },
+    { "match2: dataset size", "task.train_size" }, { "match2: ", "task.seq_len, task.modulus" },
+};
+
+int task_build_from(const Config *c, const char *source, TaskData *td, AlError *err) {
+    int rc = task_build(c, td, err);
+    if (!rc || c->task.type == TASK_FILE) return rc;   /* JSONL errors name their file */
+    const char *key = NULL;
+    if (!strncmp(err->msg, "task ", 5))   /* too few distinct examples */
+        key = strstr(err->msg, " test examples ") ? "eval.test_size" : "task.train_size";
+    for (size_t i = 0; !key && i < sizeof PARAM_KEYS / sizeof PARAM_KEYS[0]; i++)
+        if (!strncmp(err->msg, PARAM_KEYS[i].start, strlen(PARAM_KEYS[i].start))) key = PARAM_KEYS[i].key;
+    if (key) al_error_prefix(err, "%s: %s", source, key);
+    else al_error_prefix(err, "%s", source);
+    return rc;
+}
+
 int task_build(const Config *c, TaskData *td, AlError *err) {
     memset(td, 0, sizeof *td);
     int rc = 0;

@@ -3,9 +3,12 @@
  * stdio is used for the writing (fwrite/fflush/fclose all checked: a full disk may
  * only show up at the flush or the close), POSIX for fsync and the directory sync. */
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/util/testhook.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@ static const char *hint(int e) {
     if (e == EDQUOT) return " (disk quota exceeded?)";
 #endif
     if (e == EFBIG) return " (file size limit?)";
+    if (e == EACCES) return " (no write permission in that folder?)";
     return "";
 }
 
@@ -105,6 +109,7 @@ int atomic_write(const char *path, const void *const *chunks, const size_t *size
         rc = fail_create(err, path, io_errno());
     } else {
         int e = write_chunks(f, chunks, sizes, n_chunks);
+        if (!e) testhook_rename_delay();   /* the fault tests aim kill -9 at this window */
         if (e) rc = fail(err, path, "", e);
         else if (rename(tmp, path) != 0)
             rc = fail(err, path, "cannot rename the temporary file over it: ", errno);
@@ -119,4 +124,30 @@ int write_text_atomic(const char *path, const char *text, AlError *err) {
     const void *chunk = text;
     size_t size = strlen(text);
     return atomic_write(path, &chunk, &size, 1, err);
+}
+
+/* "NAME.tmp.PID" with PID all digits: returns PID, else 0. */
+static long temp_pid(const char *name) {
+    const char *t = strstr(name, ".tmp.");
+    if (!t || t == name) return 0;
+    char *end;
+    long pid = strtol(t + 5, &end, 10);
+    return *end == '\0' && end != t + 5 && pid > 0 ? pid : 0;
+}
+
+int atomic_remove_stale(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        long pid = temp_pid(e->d_name);
+        if (!pid || !(kill((pid_t)pid, 0) != 0 && errno == ESRCH)) continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = al_malloc(n);
+        snprintf(path, n, "%s/%s", dir, e->d_name);
+        removed += unlink(path) == 0;
+        free(path);
+    }
+    closedir(d);
+    return removed;
 }

@@ -558,11 +558,8 @@ static int parse_file(StFile *f, size_t size, AlError *err) {
     return rc;
 }
 
-StFile *st_open(const char *path, AlError *err) {
-    host_check();
-    size_t size = 0;
-    unsigned char *bytes = read_all(path, &size, err);
-    if (!bytes) return NULL;
+/* Takes ownership of bytes (size of them) whether or not they parse. */
+static StFile *open_loaded(const char *path, unsigned char *bytes, size_t size, AlError *err) {
     StFile *f = al_calloc(1, sizeof *f);
     f->path = dup_str(path);
     f->bytes = bytes;
@@ -572,6 +569,20 @@ StFile *st_open(const char *path, AlError *err) {
         return NULL;
     }
     return f;
+}
+
+StFile *st_open(const char *path, AlError *err) {
+    host_check();
+    size_t size = 0;
+    unsigned char *bytes = read_all(path, &size, err);
+    return bytes ? open_loaded(path, bytes, size, err) : NULL;
+}
+
+StFile *st_open_memory(const char *name, const void *bytes, size_t size, AlError *err) {
+    host_check();
+    unsigned char *copy = al_malloc(size + 1);
+    if (size) memcpy(copy, bytes, size);
+    return open_loaded(name, copy, size, err);
 }
 
 /* ---- reading: queries --------------------------------------------------------- */

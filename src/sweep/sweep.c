@@ -291,8 +291,8 @@ static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
 static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
     (void)w, (void)run, (void)o;
     return al_fail(err, 2, "sweep: started by mpirun (%d ranks), but this attnlab was built without MPI: every rank "
-                   "would run the whole grid.  Install openmpi-bin and libopenmpi-dev and rebuild (delete build/), "
-                   "or run without mpirun", sweep_mpi_world_size());
+                   "would run the whole grid.  Install openmpi-bin and libopenmpi-dev, run cmake -U 'MPI_*' build and "
+                   "rebuild, or run without mpirun", sweep_mpi_world_size());
 }
 #endif
 

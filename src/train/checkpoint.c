@@ -21,7 +21,7 @@
 
 /* Keys a resumed run may change: they do not alter what has been computed so far. */
 static const char *const RESUMABLE_KEYS[][2] = {
-    {"name", NULL}, {"train", "steps"}, {"train", "threads"}, {"eval", NULL},
+    {"name", NULL}, {"train", "steps"}, {"train", "threads"}, {"train", "on_nonfinite"}, {"eval", NULL},
 };
 
 static void path_in(char *out, size_t n, const char *dir, const char *file) {
@@ -70,6 +70,8 @@ static int save_state(const char *dir, const Model *m, const TrainState *st, con
     meta_add(&mb, "grad_norm", "%a", st->grad_norm);
     meta_add(&mb, "target_step", "%ld", st->target_step);
     meta_add(&mb, "target_elapsed_s", "%a", st->target_elapsed_s);
+    meta_add(&mb, "skipped_steps", "%ld", st->skipped_steps);
+    meta_add(&mb, "skipped_in_a_row", "%ld", st->skipped_in_a_row);
     mb.meta[mb.n].key = "config";
     mb.meta[mb.n++].value = config_json;
     char path[1024];
@@ -142,7 +144,7 @@ static int check_config(const char *saved, const char *current, const char *path
         char where[256];
         if (first_difference(a, b, where, sizeof where, ""))
             rc = al_fail(err, 2, "%s: cannot resume: the config differs from the checkpoint's at '%s' "
-                         "(only name, train.steps, train.threads and eval.* may change on resume)", path, where);
+                         "(only name, train.steps, train.threads, train.on_nonfinite and eval.* may change on resume)", path, where);
     }
     cJSON_Delete(a);
     cJSON_Delete(b);
@@ -177,18 +179,21 @@ static int parse_long(const char *s, long *x) {
 
 /* The training-state metadata: key, how to parse it, where it goes. */
 typedef enum { META_LONG, META_DOUBLE, META_RNG } MetaKind;
-typedef struct MetaField { const char *key; MetaKind kind; size_t offset; } MetaField;
+/* optional: absent in checkpoints written before the key existed (then 0). */
+typedef struct MetaField { const char *key; MetaKind kind; size_t offset; int optional; } MetaField;
 
 static const MetaField STATE_FIELDS[] = {
-    { "step", META_LONG, offsetof(TrainState, step) },
-    { "elapsed_s", META_DOUBLE, offsetof(TrainState, elapsed_s) },
-    { "dropout_rng", META_RNG, offsetof(TrainState, dropout_rng) },
-    { "data_rng", META_RNG, offsetof(TrainState, data_rng) },
-    { "loss_sum", META_DOUBLE, offsetof(TrainState, loss_sum) },
-    { "loss_count", META_LONG, offsetof(TrainState, loss_count) },
-    { "grad_norm", META_DOUBLE, offsetof(TrainState, grad_norm) },
-    { "target_step", META_LONG, offsetof(TrainState, target_step) },
-    { "target_elapsed_s", META_DOUBLE, offsetof(TrainState, target_elapsed_s) },
+    { "step", META_LONG, offsetof(TrainState, step), 0 },
+    { "elapsed_s", META_DOUBLE, offsetof(TrainState, elapsed_s), 0 },
+    { "dropout_rng", META_RNG, offsetof(TrainState, dropout_rng), 0 },
+    { "data_rng", META_RNG, offsetof(TrainState, data_rng), 0 },
+    { "loss_sum", META_DOUBLE, offsetof(TrainState, loss_sum), 0 },
+    { "loss_count", META_LONG, offsetof(TrainState, loss_count), 0 },
+    { "grad_norm", META_DOUBLE, offsetof(TrainState, grad_norm), 0 },
+    { "target_step", META_LONG, offsetof(TrainState, target_step), 0 },
+    { "target_elapsed_s", META_DOUBLE, offsetof(TrainState, target_elapsed_s), 0 },
+    { "skipped_steps", META_LONG, offsetof(TrainState, skipped_steps), 1 },
+    { "skipped_in_a_row", META_LONG, offsetof(TrainState, skipped_in_a_row), 1 },
 };
 
 static int parse_field(const char *v, const MetaField *f, TrainState *st) {
@@ -204,11 +209,14 @@ static int parse_field(const char *v, const MetaField *f, TrainState *st) {
 static int read_scalars(const StFile *f, const char *path, TrainState *st, AlError *err) {
     const char *v;
     for (size_t i = 0; i < sizeof STATE_FIELDS / sizeof STATE_FIELDS[0]; i++) {
+        if (STATE_FIELDS[i].optional && !st_meta(f, STATE_FIELDS[i].key)) continue;
         if (meta_text(f, STATE_FIELDS[i].key, path, &v, err)) return err->code;
         if (!parse_field(v, &STATE_FIELDS[i], st))
             return al_fail(err, 1, "%s: malformed training-state metadata '%s' = '%s'", path, STATE_FIELDS[i].key, v);
     }
     if (st->step < 0) return al_fail(err, 1, "%s: negative step in the training state", path);
+    if (st->skipped_steps < 0 || st->skipped_in_a_row < 0 || st->skipped_in_a_row > st->skipped_steps)
+        return al_fail(err, 1, "%s: inconsistent skipped-step counts in the training state", path);
     if (meta_text(f, "sampler", path, &v, err)) return err->code;
     int used = 0;
     if (sscanf(v, "%d,%d,%" SCNd64 ",%n", &st->sampler.n, &st->sampler.pos, &st->sampler.epoch, &used) != 3 ||

@@ -70,6 +70,7 @@ _Static_assert(sizeof(CfgInit) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgSchedule) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgFinetuneParams) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgFinetuneHashes) == sizeof(int), "enum size");
+_Static_assert(sizeof(CfgNonfinite) == sizeof(int), "enum size");
 
 /* Names are indexed by the enum value (designated), so reordering an enum in
  * config.h cannot silently remap names. */
@@ -99,6 +100,7 @@ static const char *const cfg_sched_names[] = {
     [SCHED_CONSTANT] = "constant", [SCHED_WARMUP_LINEAR] = "warmup_linear",
     [SCHED_WARMUP_COSINE] = "warmup_cosine", NULL };
 static const char *const cfg_optim_names[] = { "adam", "adamw", NULL };
+static const char *const cfg_nonfinite_names[] = { [NONFINITE_STOP] = "stop", [NONFINITE_SKIP] = "skip", NULL };
 
 #define AT(f)        .off = offsetof(Config, f), .size = sizeof(((Config *)0)->f)
 #define GE(a)        .min = (a), .max = INFINITY
@@ -252,6 +254,10 @@ static const CfgKey cfg_keys[] = {
       .doc = "max global gradient norm; 0 = off" },
     { "train.threads", CFG_INT, AT(train.threads), IN(0, 64), .def = 0,
       .doc = "BLAS threads; 0 = auto (1, or $ATTNLAB_THREADS)" },
+    { "train.on_nonfinite", CFG_ENUM, AT(train.on_nonfinite), .names = cfg_nonfinite_names,
+      .def = NONFINITE_STOP,
+      .doc = "a step whose loss or gradient norm is NaN/inf: stop (the last checkpoint stays good), or skip its "
+             "update (logged; more than 10 in a row still stop)" },
 
     { "eval", CFG_OBJECT, .doc = "evaluation and checkpoints" },
     { "eval.every", CFG_INT, AT(eval.every), GE(1), .def = 100,
@@ -1089,7 +1095,8 @@ static int cfg_fail_at(AlError *err, const char *src, const char *text, const ch
     if (from > ls) memcpy(shown, "...", 3), memcpy(caret, "   ", 3), ns = nc = 3;
     int chars = 0;
     const char *q = from;
-    for (; q < le && chars < WIDTH; q++) {
+    /* Bytes are bounded too: invalid UTF-8 can have any number of continuation bytes. */
+    for (; q < le && chars < WIDTH && ns < 3 + 4 * WIDTH; q++) {
         unsigned char ch = (unsigned char)*q;
         int starts_char = (ch & 0xC0) != 0x80;
         chars += starts_char;

@@ -15,6 +15,7 @@
 #include "attnlab/train/progress.h"
 #include "attnlab/train/step.h"
 #include "attnlab/util/fsutil.h"
+#include "attnlab/util/testhook.h"
 
 #include <cJSON.h>
 #include <cblas.h>
@@ -28,6 +29,7 @@
 #include <sys/stat.h>
 
 #define TARGET_ERROR 0.01   /* the "time to ≤ 1% test error" the summary reports */
+#define MAX_SKIPPED_IN_A_ROW 10   /* train.on_nonfinite "skip" gives up after this many */
 
 static volatile sig_atomic_t g_signal;
 static void on_signal(int sig) { g_signal = sig; }
@@ -49,8 +51,10 @@ static void join(char *out, size_t n, const char *dir, const char *file) {
     snprintf(out, n, "%s/%s", dir, file);
 }
 
-/* Keeps the metrics lines of steps ≤ step (a resumed run rewrites what follows). */
-static int truncate_metrics(const char *path, long step, AlError *err) {
+/* Keeps the metrics lines of steps ≤ step (a resumed run rewrites what follows);
+ * *last = the last step kept, or −1. */
+static int truncate_metrics(const char *path, long step, long *last, AlError *err) {
+    *last = -1;
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     size_t cap = 1 << 16, len = 0;
@@ -58,6 +62,7 @@ static int truncate_metrics(const char *path, long step, AlError *err) {
     while (fgets(line, sizeof line, f)) {
         const char *s = strstr(line, "\"step\":");
         if (!s || atol(s + 7) > step) continue;
+        *last = atol(s + 7);
         size_t l = strlen(line);
         if (len + l + 1 > cap) kept = al_realloc(kept, cap = 2 * (len + l + 1));
         memcpy(kept + len, line, l);
@@ -88,6 +93,8 @@ typedef struct Run {
     int threads;
     EvalResult last_eval;
     int have_eval;
+    long saved_step;       /* step of the last checkpoint in the run folder; −1: none */
+    long logged_step;      /* step of the last line in metrics.jsonl; −1: none */
 } Run;
 
 static int write_metrics(Run *r, float lr, double train_loss) {
@@ -106,6 +113,7 @@ static int write_metrics(Run *r, float lr, double train_loss) {
     }
     if (shown) fprintf(r->metrics, "}, ");
     if (e->answer_acc >= 0) fprintf(r->metrics, "\"answer_acc\": %.6g, ", e->answer_acc);
+    if (r->cfg.train.on_nonfinite == NONFINITE_SKIP) fprintf(r->metrics, "\"skipped_steps\": %ld, ", r->st.skipped_steps);
     fprintf(r->metrics, "\"elapsed_s\": %.3f}\n", r->st.elapsed_s);
     return fflush(r->metrics);
 }
@@ -121,7 +129,9 @@ static void do_eval(Run *r, float lr) {
         r->st.target_step = r->st.step;
         r->st.target_elapsed_s = r->st.elapsed_s;
     }
-    write_metrics(r, lr, train_loss);
+    /* A run resumed at its last step evaluates again, but its line is already there. */
+    if (r->st.step > r->logged_step) write_metrics(r, lr, train_loss);
+    r->logged_step = r->st.step;
     char answer[48] = "";
     if (r->last_eval.answer_acc >= 0) snprintf(answer, sizeof answer, " | answer acc %.4f", r->last_eval.answer_acc);
     progress_line(&r->progress, "step %6ld | train loss %.4f | test loss %.4f | token err %.4f | seq acc %.4f%s | %.1fs",
@@ -130,10 +140,19 @@ static void do_eval(Run *r, float lr) {
     r->st.loss_count = 0;
 }
 
+/* Never replaces a good checkpoint by one with NaN or inf parameters (an update
+ * can overflow even when the loss and gradient norm before it were finite). */
 static int save(Run *r, AlError *err) {
+    const ParamStore *ps = &r->model->params;
+    for (long i = 0; i < ps->total; i++)
+        if (!isfinite(ps->data[i]))
+            return al_fail(err, 1, "step %ld: parameter %ld is not finite (%g); not saving it over the checkpoint "
+                           "in %s (lower train.lr or set train.grad_clip)", r->st.step, i, (double)ps->data[i], r->dir);
     r->st.dropout_rng = r->tape.rng;
     if (!r->data.streaming) r->st.sampler = sampler_get_state(&r->sampler);
-    return checkpoint_save(r->dir, r->model, &r->st, r->config_json, err);
+    if (checkpoint_save(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
+    r->saved_step = r->st.step;
+    return 0;
 }
 
 static long peak_rss_kb(void) {
@@ -169,6 +188,8 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
         cJSON_AddNullToObject(j, "seconds_to_1pct_error");
         cJSON_AddNullToObject(j, "steps_to_1pct_error");
     }
+    if (r->cfg.train.on_nonfinite == NONFINITE_SKIP)
+        cJSON_AddNumberToObject(j, "skipped_steps", (double)r->st.skipped_steps);
     cJSON_AddNumberToObject(j, "blas_threads", r->threads);
     cJSON_AddNumberToObject(j, "peak_rss_mb", peak_rss_kb() / 1024.0);
     char *text = cJSON_Print(j), path[CFG_PATH_MAX + 32];
@@ -184,8 +205,9 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     r->config_json = cfg_to_json(&r->cfg);
     if (opt->out_dir) snprintf(r->dir, sizeof r->dir, "%s", opt->out_dir);
     else snprintf(r->dir, sizeof r->dir, "results/%s", r->cfg.name);
-    if (task_build(&r->cfg, &r->data, err)) return err->code;
+    if (task_build_from(&r->cfg, opt->config_path, &r->data, err)) return err->code;
     if (al_mkdir_p(r->dir, err)) return err->code;
+    atomic_remove_stale(r->dir);   /* temp files of a run killed mid-write */
     char path[CFG_PATH_MAX + 32];
     join(path, sizeof path, r->dir, "config.json");
     if (!opt->resume && write_text_atomic(path, r->config_json, err)) return err->code;
@@ -199,14 +221,19 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     r->st.data_rng = rng_stream(r->cfg.seed, 0x73747265616d /* "stream" */);
     batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.streaming ? r->data.gen.max_len : r->data.train.seq_len);
     r->st.target_step = -1;
+    r->saved_step = r->logged_step = -1;
     if (opt->resume) {
         if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
         /* config.json follows the latest sitting (train.steps or eval.* may have changed). */
         if (write_text_atomic(path, r->config_json, err)) return err->code;
+        r->saved_step = r->st.step;
         r->tape.rng = r->st.dropout_rng;
-        if (!r->data.streaming && sampler_set_state(&r->sampler, &r->st.sampler, err)) return err->code;
+        if (!r->data.streaming && sampler_set_state(&r->sampler, &r->st.sampler, err)) {
+            al_error_prefix(err, "%s/train_state.safetensors", r->dir);
+            return err->code = 1;   /* a checkpoint error, like the others */
+        }
         join(path, sizeof path, r->dir, "metrics.jsonl");
-        if (truncate_metrics(path, r->st.step, err)) return err->code;
+        if (truncate_metrics(path, r->st.step, &r->logged_step, err)) return err->code;
     }
     join(path, sizeof path, r->dir, "metrics.jsonl");
     r->metrics = fopen(path, opt->resume ? "a" : "w");
@@ -214,23 +241,52 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     return 0;
 }
 
-/* One optimizer step.  A non-finite loss or gradient norm stops the run before
- * the update touches the parameters, so the last checkpoint stays the last good
- * state (returns an error instead of the learning rate's step). */
+/* "DIR holds the last good checkpoint (step N)", or that there is none yet. */
+static void last_good(const Run *r, char *out, size_t n) {
+    if (r->saved_step >= 0) snprintf(out, n, "%s holds the last good checkpoint (step %ld)", r->dir, r->saved_step);
+    else snprintf(out, n, "no checkpoint was saved yet in %s", r->dir);
+}
+
+/* A step whose loss or gradient norm is not finite; its update never happens.
+ * "stop" ends the run; "skip" counts it and moves on to the next batch, unless
+ * MAX_SKIPPED_IN_A_ROW steps before it were skipped too (the run has diverged). */
+static int nonfinite_step(Run *r, double loss, double norm, AlError *err) {
+    long step = r->st.step + 1;
+    char kept[CFG_PATH_MAX + 64];
+    last_good(r, kept, sizeof kept);
+    if (r->cfg.train.on_nonfinite == NONFINITE_STOP)
+        return al_fail(err, 1, "step %ld: the loss (%g) or the gradient norm (%g) is not finite; stopped before "
+                       "updating, so %s (lower train.lr, set train.grad_clip, or set train.on_nonfinite to "
+                       "\"skip\")", step, loss, norm, kept);
+    if (r->st.skipped_in_a_row >= MAX_SKIPPED_IN_A_ROW)
+        return al_fail(err, 1, "step %ld: the loss (%g) or the gradient norm (%g) has not been finite for %ld steps in "
+                       "a row (train.on_nonfinite \"skip\" stops after %d); stopped before updating, so %s (lower "
+                       "train.lr or set train.grad_clip)", step, loss, norm, r->st.skipped_in_a_row + 1,
+                       MAX_SKIPPED_IN_A_ROW, kept);
+    r->st.skipped_steps++;
+    r->st.skipped_in_a_row++;
+    r->st.step++;
+    progress_line(&r->progress, "step %ld: the loss (%g) or the gradient norm (%g) is not finite: update skipped "
+                  "(%ld skipped so far)", step, loss, norm, r->st.skipped_steps);
+    return 0;
+}
+
+/* One optimizer step.  A non-finite loss or gradient norm is caught before the
+ * update touches the parameters, so the last checkpoint stays the last good
+ * state (nonfinite_step decides whether the run goes on). */
 static int train_step(Run *r, float *lr_out, AlError *err) {
     float lr = optim_lr(&r->cfg.train, (int)r->st.step);
     step_next_batch(&r->data, &r->sampler, &r->st.data_rng, &r->batch);
     double norm, loss = step_gradients(r->model, &r->tape, &r->batch, NULL, &norm);
-    if (!isfinite(loss) || !isfinite(norm))
-        return al_fail(err, 1, "step %ld: the loss (%g) or the gradient norm (%g) is not finite; stopped before "
-                       "updating, so %s holds the last good checkpoint (lower train.lr or set train.grad_clip)",
-                       r->st.step + 1, loss, norm, r->dir);
+    if (testhook_nan_step(r->st.step + 1)) loss = NAN;
+    *lr_out = lr;
+    if (!isfinite(loss) || !isfinite(norm)) return nonfinite_step(r, loss, norm, err);
+    r->st.skipped_in_a_row = 0;
     r->st.grad_norm = norm;
     r->st.step++;
     step_update(r->model, &r->cfg.train, lr, r->st.step, norm, NULL);
     r->st.loss_sum += loss;
     r->st.loss_count++;
-    *lr_out = lr;
     return 0;
 }
 
@@ -302,7 +358,7 @@ int train_write_data(const TrainOptions *opt, AlError *err) {
     TaskData td;
     char dir[CFG_PATH_MAX];
     if (cfg_load(&cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
-    if (task_build(&cfg, &td, err)) return err->code;
+    if (task_build_from(&cfg, opt->config_path, &td, err)) return err->code;
     char *type = cfg_to_json(&cfg), *at = strstr(type, "\"type\": \""), name[64] = "task";
     if (at) sscanf(at + 9, "%63[^\"]", name);
     free(type);

@@ -40,6 +40,10 @@ typedef struct TaskData {
  * streams; the test set is disjoint from the training set).  Returns 0 or an error
  * code with err filled. */
 int  task_build(const Config *c, TaskData *td, AlError *err);
+/* task_build for a config read from `source` (its file name): a generated task the
+ * generator refuses gets "SOURCE: KEY.PATH: " before the generator's message, so the
+ * user sees which config key to change (JSONL errors already name their file). */
+int  task_build_from(const Config *c, const char *source, TaskData *td, AlError *err);
 void task_free(TaskData *td);
 /* Writes the generated train and test sets to dir/train.jsonl and dir/test.jsonl
  * (format: data/README.md), so they can be inspected or trained on with task type

@@ -22,4 +22,8 @@ int atomic_write(const char *path, const void *const *chunks, const size_t *size
 /* atomic_write of one NUL-terminated string (JSON summaries, configs, logs). */
 int write_text_atomic(const char *path, const char *text, AlError *err);
 
+/* Deletes the "*.tmp.PID" files in dir whose process no longer exists: what a
+ * kill -9 during a write leaves behind.  Returns how many. */
+int atomic_remove_stale(const char *dir);
+
 #endif

@@ -66,6 +66,9 @@ typedef struct StInfo {
 } StInfo;
 
 StFile *st_open(const char *path, AlError *err);   /* NULL with err set on failure */
+/* st_open of a file already in memory (copied; `name` stands for the file name in
+ * messages).  The entry point for fuzzing. */
+StFile *st_open_memory(const char *name, const void *bytes, size_t size, AlError *err);
 void st_close(StFile *f);                          /* NULL is fine */
 
 int st_count(const StFile *f);                     /* tensors, in header order */

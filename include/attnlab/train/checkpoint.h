@@ -27,6 +27,8 @@ typedef struct TrainState {
     double grad_norm;         /* of the last step */
     long   target_step;       /* first eval step with test token error ≤ 1%, or −1 */
     double target_elapsed_s;  /* elapsed_s at that eval */
+    long   skipped_steps;     /* updates skipped for a non-finite loss (train.on_nonfinite "skip") */
+    long   skipped_in_a_row;  /* … of them in the steps just before this one */
 } TrainState;
 
 int checkpoint_save(const char *dir, const Model *m, const TrainState *st, const char *config_json,

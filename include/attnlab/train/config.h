@@ -27,6 +27,7 @@ typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  
 typedef enum { ACT_GELU_TANH, ACT_GELU_ERF } CfgActivation;
 typedef enum { INIT_TORCH, INIT_NORMAL } CfgInit;            /* see src/nn/transformer.c */
 typedef enum { SCHED_CONSTANT, SCHED_WARMUP_LINEAR, SCHED_WARMUP_COSINE } CfgSchedule;
+typedef enum { NONFINITE_STOP, NONFINITE_SKIP } CfgNonfinite;   /* a step with a NaN/inf loss or grad norm */
 
 typedef struct CfgTask {
     CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" | "lis" | "ed" | "dyck" | "file" */
@@ -83,6 +84,7 @@ typedef struct CfgTrain {
     int batch_size, steps;
     float grad_clip;         /* max global grad norm; 0 = off */
     int threads;             /* BLAS threads: 0 = auto (1, or $ATTNLAB_THREADS) */
+    CfgNonfinite on_nonfinite; /* "stop": end the run there; "skip": drop that step's update */
 } CfgTrain;
 
 typedef struct CfgEval {

@@ -1,0 +1,300 @@
+/* test_bad_inputs.c — runs every row of tests/bad_inputs.tsv (the table of every
+ * error a bad config, dataset or checkpoint produces; its header says what each
+ * column means) through the entry points `./train` uses: train_run for a run or a
+ * --resume, distill_main for `./train distill`, jsonl_read for the reader limits.
+ *
+ * Each row must fail with its exit code, and the message must name the input (the
+ * file, or the --set override), the place in it (key path, line:column, line,
+ * tensor or metadata key) and contain the row's fragment.  A config or dataset
+ * error must also leave nothing behind: the run folder is not created.
+ *
+ * Checkpoint rows start from one good run folder (trained here, tiny) and replace
+ * train_state.safetensors or model.safetensors by a committed bad file or by a
+ * generator's edit of the good one (edit_header), so the checks after the format's
+ * own (format tag, config, metadata, shapes) are reached too. */
+#include "check.h"
+#include "testutil.h"
+#include "attnlab/anna/distill.h"
+#include "attnlab/data/jsonl.h"
+#include "attnlab/train/trainer.h"
+
+#include <cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TABLE "tests/bad_inputs.tsv"
+#define OK_CONFIG "tests/bad_inputs/config/ok.json"
+#define GOOD_TEST_SET "tests/bad_inputs/dataset/good.jsonl"
+#define MAX_SETS 8
+
+static char tmp[256];
+
+typedef struct Row {
+    int line;
+    char *kind, *input, *sets, *source, *where, *message;
+    int exit;
+} Row;
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int copy_file(const char *from, const char *to) {
+    size_t n = 0;
+    char *data = tu_read_file(from, &n);
+    FILE *f = data ? fopen(to, "wb") : NULL;
+    int ok = f && fwrite(data, 1, n, f) == n;
+    if (f) ok &= fclose(f) == 0;
+    free(data);
+    return ok ? 0 : -1;
+}
+
+/* Replaces every "{KEY}" in text by value (in place, text has room for cap bytes). */
+static void substitute(char *text, size_t cap, const char *key, const char *value) {
+    for (char *at = strstr(text, key); at; at = strstr(at + strlen(value), key)) {
+        size_t klen = strlen(key), vlen = strlen(value), rest = strlen(at + klen);
+        if (at - text + vlen + rest + 1 > cap) return;
+        memmove(at + vlen, at + klen, rest + 1);
+        memcpy(at, value, vlen);
+    }
+}
+
+/* Splits "a;b;c" in place into at most MAX_SETS strings; "-" is none. */
+static int split_sets(char *s, const char **out) {
+    int n = 0;
+    if (!strcmp(s, "-")) return 0;
+    for (char *p = strtok(s, ";"); p && n < MAX_SETS; p = strtok(NULL, ";")) out[n++] = p;
+    return n;
+}
+
+/* ---- generators: edits of a good safetensors file's header ------------------------- */
+
+/* Applies gen:meta:KEY[=VALUE], tensor:NAME:FIELD=JSON, rename:OLD=NEW or
+ * reshape:NAME to the header of the file at path; *n gets the reshaped tensor's
+ * element count.  Returns 0, or -1 when the generator is unknown or fails. */
+static int edit_header(const char *path, const char *gen, long *n) {
+    size_t size = 0;
+    unsigned char *bytes = (unsigned char *)tu_read_file(path, &size);
+    if (!bytes || size < 8) return -1;
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | bytes[i];
+    cJSON *h = cJSON_ParseWithLength((const char *)bytes + 8, (size_t)hlen);
+    char arg[512];
+    snprintf(arg, sizeof arg, "%s", strchr(gen, ':') + 1);
+    char *eq = strchr(arg, '=');
+    int rc = h ? 0 : -1;
+    if (!rc && !strncmp(gen, "meta:", 5)) {
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(h, "__metadata__");
+        if (eq) *eq = 0;
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, arg);
+        if (eq) cJSON_AddStringToObject(meta, arg, eq + 1);
+    } else if (!rc && !strncmp(gen, "tensor:", 7) && eq) {
+        *eq = 0;
+        char *field = strrchr(arg, ':');
+        cJSON *t = field ? cJSON_GetObjectItemCaseSensitive(h, (*field = 0, arg)) : NULL;
+        cJSON *v = cJSON_Parse(eq + 1);
+        rc = t && v ? 0 : -1;
+        if (!rc) cJSON_ReplaceItemInObjectCaseSensitive(t, field + 1, v);
+        else cJSON_Delete(v);
+    } else if (!rc && !strncmp(gen, "rename:", 7) && eq) {
+        *eq = 0;
+        cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(h, arg);
+        rc = t ? 0 : -1;
+        if (t) cJSON_AddItemToObject(h, eq + 1, t);
+    } else if (!rc && !strncmp(gen, "reshape:", 8)) {
+        cJSON *t = cJSON_GetObjectItemCaseSensitive(h, arg), *shape = cJSON_GetObjectItemCaseSensitive(t, "shape");
+        *n = 1;
+        for (cJSON *d = shape ? shape->child : NULL; d; d = d->next) *n *= (long)d->valuedouble;
+        char text[64];
+        snprintf(text, sizeof text, "[1,%ld]", *n);
+        rc = shape ? 0 : -1;
+        if (!rc) cJSON_ReplaceItemInObjectCaseSensitive(t, "shape", cJSON_Parse(text));
+    } else {
+        rc = -1;
+    }
+    char *json = rc ? NULL : cJSON_PrintUnformatted(h);
+    FILE *f = json ? fopen(path, "wb") : NULL;
+    if (f) {
+        unsigned char len_le[8];
+        for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)strlen(json) >> (8 * i));
+        fwrite(len_le, 1, 8, f);
+        fputs(json, f);
+        fwrite(bytes + 8 + hlen, 1, size - 8 - (size_t)hlen, f);
+        rc = fclose(f) ? -1 : 0;
+    } else {
+        rc = -1;
+    }
+    free(json);
+    cJSON_Delete(h);
+    free(bytes);
+    return rc;
+}
+
+/* Puts the row's bad file at `target` (a copy of the good one already there). */
+static int make_input(const Row *r, const char *target, long *n) {
+    const char *gen = !strncmp(r->input, "gen:", 4) ? r->input + 4 : NULL;
+    if (!gen) return copy_file(r->input, target);
+    if (!strcmp(gen, "none")) return 0;
+    if (!strcmp(gen, "missing")) return unlink(target);
+    if (!strcmp(gen, "directory")) return unlink(target) || mkdir(target, 0755);
+    return edit_header(target, gen, n);
+}
+
+/* ---- running one row ------------------------------------------------------------- */
+
+static int run_config(const Row *r, const char *out, const char **sets, int n_sets, char *file, AlError *err) {
+    snprintf(file, 512, "%s", r->input);
+    if (!strcmp(r->input, "gen:big")) {   /* a data file given as a config */
+        snprintf(file, 512, "%s/big.json", tmp);
+        FILE *f = fopen(file, "wb");
+        for (int i = 0; f && i < 17 << 10; i++) fprintf(f, "%1023s\n", "");
+        if (f) fclose(f);
+    }
+    TrainOptions o = { .config_path = file, .overrides = sets, .n_overrides = n_sets, .out_dir = out, .quiet = 1 };
+    return train_run(&o, err);
+}
+
+static int set_option(JsonlOptions *o, const char *kv) {
+    long long v = atoll(strchr(kv, '=') ? strchr(kv, '=') + 1 : "0");
+    if (!strncmp(kv, "vocab_size=", 11)) o->vocab_size = (int)v;
+    else if (!strncmp(kv, "max_len=", 8)) o->max_len = (int)v;
+    else if (!strncmp(kv, "max_line_bytes=", 15)) o->max_line_bytes = (size_t)v;
+    else if (!strncmp(kv, "max_cells=", 10)) o->max_cells = v;
+    else return -1;
+    return 0;
+}
+
+static int run_dataset(const Row *r, const char *out, const char **sets, int n_sets, char *file, AlError *err) {
+    snprintf(file, 512, "%s", r->input);
+    if (n_sets) {   /* the reader's limits, straight through the library */
+        JsonlOptions o = {0};
+        for (int i = 0; i < n_sets; i++) CHECK(set_option(&o, sets[i]) == 0, "line %d: bad option '%s'", r->line, sets[i]);
+        Dataset d;
+        int rc = jsonl_read(file, &o, &d, NULL, err);
+        dataset_free(&d);
+        return rc;
+    }
+    char cfg[600], text[2048];
+    snprintf(cfg, sizeof cfg, "%s/file_task.json", tmp);
+    snprintf(text, sizeof text, "{\"name\": \"bad\", \"task\": {\"type\": \"file\", \"train_path\": \"%s\", "
+             "\"test_path\": \"%s\"},\n \"model\": {\"d_model\": 8, \"attention\": {\"causal\": true}},\n"
+             " \"train\": {\"steps\": 2, \"batch_size\": 2}, \"eval\": {\"every\": 1}}\n", file, GOOD_TEST_SET);
+    CHECK(tu_write_file(cfg, text) == 0, "cannot write %s", cfg);
+    TrainOptions o = { .config_path = cfg, .out_dir = out, .quiet = 1 };
+    return train_run(&o, err);
+}
+
+/* Checkpoint and model rows: a copy of the good run folder with one file replaced. */
+static int run_checkpoint(const Row *r, const char *out, const char **sets, int n_sets, char *file, long *n,
+                          AlError *err) {
+    static const char *const FILES[] = { "config.json", "metrics.jsonl", "summary.json", "model.safetensors",
+                                         "train_state.safetensors" };
+    char from[600], to[600];
+    mkdir(out, 0755);
+    for (int i = 0; i < 5; i++) {
+        snprintf(from, sizeof from, "%s/base/%s", tmp, FILES[i]);
+        snprintf(to, sizeof to, "%s/%s", out, FILES[i]);
+        CHECK(copy_file(from, to) == 0, "line %d: cannot copy %s", r->line, from);
+    }
+    int model = !strcmp(r->kind, "model");
+    snprintf(file, 512, "%s/%s", out, model ? "model.safetensors" : "train_state.safetensors");
+    CHECK(make_input(r, file, n) == 0, "line %d: cannot make the input '%s'", r->line, r->input);
+    if (model) {
+        const char *grid[] = { "distill.runs=1", "distill.tables=1", "distill.funcs=1" };
+        return distill_main(out, grid, 3, 1, err);
+    }
+    TrainOptions o = { .config_path = OK_CONFIG, .overrides = sets, .n_overrides = n_sets, .out_dir = out,
+                       .resume = 1, .quiet = 1 };
+    return train_run(&o, err);
+}
+
+static void run_row(Row *r, int index) {
+    char out[400], file[512] = "", want[1024];
+    const char *sets[MAX_SETS];
+    int n_sets = split_sets(r->sets, sets);
+    long n = 0;
+    AlError err = {0};
+    snprintf(out, sizeof out, "%s/run%d", tmp, index);
+    int rc;
+    if (!strcmp(r->kind, "config")) rc = run_config(r, out, sets, n_sets, file, &err);
+    else if (!strcmp(r->kind, "dataset")) rc = run_dataset(r, out, sets, n_sets, file, &err);
+    else if (!strcmp(r->kind, "checkpoint") || !strcmp(r->kind, "model"))
+        rc = run_checkpoint(r, out, sets, n_sets, file, &n, &err);
+    else {
+        CHECK(0, "%s:%d: unknown kind '%s'", TABLE, r->line, r->kind);
+        return;
+    }
+    char num[32];
+    snprintf(num, sizeof num, "%ld", n);
+    snprintf(want, sizeof want, "%s", r->message);
+    substitute(want, sizeof want, "{FILE}", file);
+    substitute(want, sizeof want, "{N}", num);
+    CHECK(rc == r->exit && err.code == r->exit, "%s:%d (%s): exit %d (code %d), expected %d: %s", TABLE, r->line,
+          r->input, rc, err.code, r->exit, err.msg);
+    if (!strcmp(r->source, "set"))
+        CHECK(!strncmp(err.msg, "--set ", 6), "%s:%d: message does not start with the --set: %s", TABLE, r->line, err.msg);
+    else
+        CHECK(strstr(err.msg, file) != NULL, "%s:%d: message does not name '%s': %s", TABLE, r->line, file, err.msg);
+    CHECK(!strcmp(r->where, "-") || strstr(err.msg, r->where), "%s:%d: message lacks the place '%s': %s", TABLE,
+          r->line, r->where, err.msg);
+    CHECK(strstr(err.msg, want) != NULL, "%s:%d: message lacks\n    %s\n  got\n    %s", TABLE, r->line, want, err.msg);
+    if (!strcmp(r->kind, "config") || !strcmp(r->kind, "dataset"))
+        CHECK(!exists(out), "%s:%d: a rejected input left %s behind", TABLE, r->line, out);
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+static int parse_row(char *line, int number, Row *r) {
+    char *f[7];
+    int n = 0;
+    for (char *p = line; n < 7; n++) {
+        f[n] = p;
+        p = strchr(p, '\t');
+        if (!p) { n++; break; }
+        *p++ = 0;
+    }
+    if (n != 7) return -1;
+    char *nl = strchr(f[6], '\n');
+    if (nl) *nl = 0;
+    *r = (Row){ number, f[0], f[1], f[2], f[4], f[5], f[6], atoi(f[3]) };
+    return 0;
+}
+
+int main(void) {
+    snprintf(tmp, sizeof tmp, "%s/attnlab_bad_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmp)) return 1;
+    char base[400];
+    snprintf(base, sizeof base, "%s/base", tmp);
+    TrainOptions o = { .config_path = OK_CONFIG, .out_dir = base, .quiet = 1 };
+    AlError err = {0};
+    CHECK(train_run(&o, &err) == 0, "the good run failed: %s", err.msg);
+    char *table = tu_read_file(TABLE, NULL);
+    CHECK(table != NULL, "cannot read %s (run from the repository root)", TABLE);
+    int rows = 0, line_no = 0, per_kind[4] = {0};
+    static const char *const KINDS[4] = { "config", "dataset", "checkpoint", "model" };
+    for (char *line = table, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        line_no++;
+        if (*line == '#' || !*line) continue;
+        Row r = {0};
+        int parsed = parse_row(line, line_no, &r) == 0;
+        CHECK(parsed, "%s:%d: not 7 tab-separated columns", TABLE, line_no);
+        if (!parsed) continue;
+        run_row(&r, rows++);
+        for (int k = 0; k < 4; k++) per_kind[k] += !strcmp(r.kind, KINDS[k]);
+    }
+    printf("%d rows: %d config, %d dataset, %d checkpoint, %d model\n", rows, per_kind[0], per_kind[1], per_kind[2],
+           per_kind[3]);
+    CHECK(rows > 100, "only %d rows in %s", rows, TABLE);
+    free(table);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    return check_exit("test_bad_inputs");
+}
