@@ -12,6 +12,7 @@
  *   - command-line and folder errors, each naming what is wrong. */
 #include "check.h"
 #include "testutil.h"
+#include "sweep_fixture.h"
 
 #include <cJSON.h>
 
@@ -30,41 +31,20 @@
 static const char *bin;
 static char tmp[256], cfg[300], out_text[300];
 
-static const char *CONFIG =
-    "{ \"name\": \"tiny\", \"seed\": 1,\n"
-    "  \"task\": {\"type\": \"index_lookup\", \"seq_len\": 6, \"alphabet\": 4, \"min_len\": 2, \"train_size\": 200},\n"
-    "  \"model\": {\"d_model\": 8, \"n_heads\": 1, \"positional\": \"learned\", \"attention\": {\"causal\": true}},\n"
-    "  \"train\": {\"lr\": 0.01, \"batch_size\": 16, \"steps\": 40},\n"
-    "  \"eval\": {\"every\": 20, \"test_size\": 64},\n"
-    "  \"sweep\": {\"axes\": {\"model.attention.type\": [\"softmax\", \"linear\"], \"model.d_model\": [8, 16]},\n"
-    "            \"seeds\": [1, 2]} }\n";
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-/* Starts `bin ARGS…` (NULL-terminated) with stdout+stderr to out_text. */
+/* Runs `bin ARGS…` (NULL-terminated), stdout+stderr to out_text. */
 static pid_t start(const char *const *args) {
     const char *argv[32];
     int n = 0;
     argv[n++] = bin;
     for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
     argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(out_text, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
+    return tu_spawn(argv, out_text);
 }
 
-static int finish(pid_t pid) {
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+static int finish(pid_t pid) { return tu_wait(pid); }
 
 #define RUN(...) finish(start((const char *const[]){ __VA_ARGS__, NULL }))
 

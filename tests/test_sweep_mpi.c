@@ -20,29 +20,9 @@ int main(void) {
 }
 #else
 
-static const char *CONFIG =
-    "{ \"name\": \"tiny\", \"seed\": 1,\n"
-    "  \"task\": {\"type\": \"index_lookup\", \"seq_len\": 6, \"alphabet\": 4, \"min_len\": 2, \"train_size\": 200},\n"
-    "  \"model\": {\"d_model\": 8, \"n_heads\": 1, \"positional\": \"learned\", \"attention\": {\"causal\": true}},\n"
-    "  \"train\": {\"lr\": 0.01, \"batch_size\": 16, \"steps\": 40},\n"
-    "  \"eval\": {\"every\": 20, \"test_size\": 64},\n"
-    "  \"sweep\": {\"axes\": {\"model.attention.type\": [\"softmax\", \"linear\"], \"model.d_model\": [8, 16]},\n"
-    "            \"seeds\": [1, 2]} }\n";
+#include "sweep_fixture.h"
 
-static int run(const char *const *argv, const char *out) {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+static int run(const char *const *argv, const char *out) { return tu_wait(tu_spawn(argv, out)); }
 
 static int same_file(const char *a, const char *b) {
     char *x = tu_read_file(a, NULL), *y = tu_read_file(b, NULL);

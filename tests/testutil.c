@@ -1,6 +1,10 @@
 /* testutil.c — see testutil.h. */
 #include "testutil.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,4 +28,23 @@ int tu_write_file(const char *path, const char *text) {
     if (!f) return -1;
     int bad = fputs(text, f) < 0;
     return (fclose(f) != 0 || bad) ? -1 : 0;
+}
+
+pid_t tu_spawn(const char *const *argv, const char *out) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+int tu_wait(pid_t pid) {
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

@@ -3,11 +3,18 @@
 #define ATTNLAB_TESTS_TESTUTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The whole file, NUL-terminated (malloc'ed), or NULL if unreadable; *len (may be
  * NULL) gets its size in bytes. */
 char *tu_read_file(const char *path, size_t *len);
 /* Writes text to path (plain fopen/fputs: test fixtures, not atomic). 0 on success. */
 int   tu_write_file(const char *path, const char *text);
+
+/* Starts argv[0] (a path, or a name looked up in PATH) with argv, stdout and
+ * stderr both going to the file out (truncated).  Returns the child's pid. */
+pid_t tu_spawn(const char *const *argv, const char *out);
+/* Waits for pid: its exit status, or 128 + the signal that killed it. */
+int   tu_wait(pid_t pid);
 
 #endif

@@ -11,29 +11,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void sw_printf(SwBuf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (b->len + (size_t)n + 1 > b->cap) {
-        b->cap = 2 * (b->len + (size_t)n + 1);
-        b->s = al_realloc(b->s, b->cap);
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-void sw_csv_field(SwBuf *b, const char *text) {
+void sw_csv_field(StrBuf *b, const char *text) {
     if (!strpbrk(text, ",\"\r\n")) {
-        sw_printf(b, "%s", text);
+        strbuf_printf(b, "%s", text);
         return;
     }
-    sw_printf(b, "\"");
-    for (const char *p = text; *p; p++) sw_printf(b, "%s%c", *p == '"' ? "\"" : "", *p);
-    sw_printf(b, "\"");
+    strbuf_printf(b, "\"");
+    for (const char *p = text; *p; p++) strbuf_printf(b, "%s%c", *p == '"' ? "\"" : "", *p);
+    strbuf_printf(b, "\"");
 }
 
 static char *read_all(const char *path, size_t *len) {

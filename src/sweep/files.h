@@ -3,14 +3,12 @@
 #define ATTNLAB_SWEEP_FILES_H
 
 #include "attnlab/util/error.h"
+#include "attnlab/util/strbuf.h"
 
 #include <stddef.h>
 
-/* A growable string (s is NULL until the first append; free(s)). */
-typedef struct SwBuf { char *s; size_t len, cap; } SwBuf;
-void sw_printf(SwBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends one CSV field: quoted (with "" for ") when it holds , " or a line break. */
-void sw_csv_field(SwBuf *b, const char *text);
+void sw_csv_field(StrBuf *b, const char *text);
 
 /* The whole file, NUL-terminated (malloc'ed), or NULL when it cannot be read. */
 char *sweep_read_text(const char *path);

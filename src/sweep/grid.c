@@ -21,15 +21,7 @@ const char *grid_fmt(double v, char *buf, size_t n) {
         snprintf(buf, n, "%s", "");
         return buf;
     }
-    if (v == floor(v) && fabs(v) < 1e16) {   /* counts in full: 1060, not 1.06e+03 */
-        snprintf(buf, n, "%.0f", v);
-        return buf;
-    }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, n, "%.*g", p, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    return buf;
+    return al_fmt_double(v, buf, n);
 }
 
 /* ---- gathering ------------------------------------------------------------------------- */
@@ -106,45 +98,45 @@ void grid_free(SweepGrid *g) {
 static int metric_shown(const SweepGrid *g, int m) { return m != METRIC_ANSWER_ACC || g->has_answer; }
 
 /* "seed 2: exit 1, cells/NAME/train.log; …" */
-static void failures_text(const SweepGrid *g, long p, SwBuf *b) {
+static void failures_text(const SweepGrid *g, long p, StrBuf *b) {
     const SweepSpec *s = g->spec;
     for (int k = 0; k < s->n_seeds; k++) {
         long c = p * s->n_seeds + k;
         if (g->cells[c].status != GRID_FAILED) continue;
         char name[SWEEP_NAME_MAX];
         sweep_cell_name(s, c, name, sizeof name);
-        sw_printf(b, "%sseed %llu: exit %d, cells/%s/%s", b->len ? "; " : "", (unsigned long long)s->seeds[k],
+        strbuf_printf(b, "%sseed %llu: exit %d, cells/%s/%s", b->len ? "; " : "", (unsigned long long)s->seeds[k],
                   g->cells[c].exit_code, name, CELL_LOG);
     }
 }
 
 static int write_csv(const SweepGrid *g, const char *out_dir, AlError *err) {
     const SweepSpec *s = g->spec;
-    SwBuf b = {0};
+    StrBuf b = {0};
     char num[40], path[2048];
-    for (int a = 0; a < s->n_axes; a++) sw_csv_field(&b, s->axes[a].key), sw_printf(&b, ",");
-    sw_printf(&b, "seeds_done,seeds_failed,seeds_pending");
+    for (int a = 0; a < s->n_axes; a++) sw_csv_field(&b, s->axes[a].key), strbuf_printf(&b, ",");
+    strbuf_printf(&b, "seeds_done,seeds_failed,seeds_pending");
     for (int m = 0; m < METRIC_COUNT; m++)
-        if (metric_shown(g, m)) sw_printf(&b, ",%s_mean,%s_std", sweep_metric_names[m], sweep_metric_names[m]);
-    sw_printf(&b, ",n_params,flops_per_seq,failures\n");
+        if (metric_shown(g, m)) strbuf_printf(&b, ",%s_mean,%s_std", sweep_metric_names[m], sweep_metric_names[m]);
+    strbuf_printf(&b, ",n_params,flops_per_seq,failures\n");
     int vi[SWEEP_MAX_AXES];
     for (long p = 0; p < s->n_points; p++) {
         const GridRow *r = &g->rows[p];
         sweep_point_values(s, p, vi);
-        for (int a = 0; a < s->n_axes; a++) sw_csv_field(&b, s->axes[a].label[vi[a]]), sw_printf(&b, ",");
-        sw_printf(&b, "%d,%d,%d", r->done, r->failed, r->pending);
+        for (int a = 0; a < s->n_axes; a++) sw_csv_field(&b, s->axes[a].label[vi[a]]), strbuf_printf(&b, ",");
+        strbuf_printf(&b, "%d,%d,%d", r->done, r->failed, r->pending);
         for (int m = 0; m < METRIC_COUNT; m++) {
             if (!metric_shown(g, m)) continue;
-            sw_printf(&b, ",%s", grid_fmt(r->mean[m], num, sizeof num));
-            sw_printf(&b, ",%s", grid_fmt(r->std[m], num, sizeof num));
+            strbuf_printf(&b, ",%s", grid_fmt(r->mean[m], num, sizeof num));
+            strbuf_printf(&b, ",%s", grid_fmt(r->std[m], num, sizeof num));
         }
-        sw_printf(&b, ",%s", grid_fmt(r->n_params, num, sizeof num));
-        sw_printf(&b, ",%s,", grid_fmt(r->flops_per_seq, num, sizeof num));
-        SwBuf f = {0};
+        strbuf_printf(&b, ",%s", grid_fmt(r->n_params, num, sizeof num));
+        strbuf_printf(&b, ",%s,", grid_fmt(r->flops_per_seq, num, sizeof num));
+        StrBuf f = {0};
         failures_text(g, p, &f);
         sw_csv_field(&b, f.s ? f.s : "");
         free(f.s);
-        sw_printf(&b, "\n");
+        strbuf_printf(&b, "\n");
     }
     snprintf(path, sizeof path, "%s/grid.csv", out_dir);
     int rc = write_text_atomic(path, b.s, err);
@@ -230,8 +222,8 @@ static int write_json(const SweepGrid *g, const char *out_dir, AlError *err) {
     for (long p = 0; p < s->n_points; p++) cJSON_AddItemToArray(rows, json_row(g, p));
     char *text = cJSON_Print(root), path[2048];
     cJSON_Delete(root);
-    SwBuf b = {0};
-    sw_printf(&b, "%s\n", text);
+    StrBuf b = {0};
+    strbuf_printf(&b, "%s\n", text);
     free(text);
     snprintf(path, sizeof path, "%s/grid.json", out_dir);
     int rc = write_text_atomic(path, b.s, err);

@@ -102,47 +102,47 @@ int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
     const char *metric = sweep_metric_names[s->metric];
     long n_panels;
     unsigned mask = panel_mask(s, &n_panels);
-    SwBuf csv = {0}, md = {0};
+    StrBuf csv = {0}, md = {0};
     char num[40], path[2048];
-    sw_printf(&md, "# Smallest %s reaching %s >= %s\n\n", cols->key, metric, grid_fmt(s->threshold, num, sizeof num));
-    sw_printf(&md, "Mean test %s over the seeds that finished; FLOPs: forward FLOPs per sequence of that model "
+    strbuf_printf(&md, "# Smallest %s reaching %s >= %s\n\n", cols->key, metric, grid_fmt(s->threshold, num, sizeof num));
+    strbuf_printf(&md, "Mean test %s over the seeds that finished; FLOPs: forward FLOPs per sequence of that model "
               "(model_flops_per_seq, include/attnlab/nn/model.h).\n\n|", metric);
     for (int a = 0; a < s->n_axes; a++)
         if (((mask >> a) & 1u) || a == s->rows) {
-            sw_csv_field(&csv, s->axes[a].key), sw_printf(&csv, ",");
-            sw_printf(&md, " %s |", s->axes[a].key);
+            sw_csv_field(&csv, s->axes[a].key), strbuf_printf(&csv, ",");
+            strbuf_printf(&md, " %s |", s->axes[a].key);
         }
-    sw_printf(&csv, "smallest_%s,%s_mean,n_params,flops_per_seq\n", cols->key, metric);
-    sw_printf(&md, " smallest %s | %s | params | FLOPs/seq |\n|", cols->key, metric);
+    strbuf_printf(&csv, "smallest_%s,%s_mean,n_params,flops_per_seq\n", cols->key, metric);
+    strbuf_printf(&md, " smallest %s | %s | params | FLOPs/seq |\n|", cols->key, metric);
     for (int a = 0; a < s->n_axes; a++)
-        if (((mask >> a) & 1u) || a == s->rows) sw_printf(&md, "---|");
-    sw_printf(&md, "---|---|---|---|\n");
+        if (((mask >> a) & 1u) || a == s->rows) strbuf_printf(&md, "---|");
+    strbuf_printf(&md, "---|---|---|---|\n");
     int vi[SWEEP_MAX_AXES] = {0};
     for (long q = 0; q < n_panels; q++) {
         panel_values(s, mask, q, vi);
         for (int r = 0; r < n_rows(s); r++) {
             int best = smallest_reaching(g, vi, r);
             const GridRow *row = best >= 0 ? row_at(g, vi, r, best) : NULL;
-            sw_printf(&md, "|");
+            strbuf_printf(&md, "|");
             for (int a = 0; a < s->n_axes; a++)
                 if (((mask >> a) & 1u) || a == s->rows) {
                     const char *label = s->axes[a].label[a == s->rows ? r : vi[a]];
-                    sw_csv_field(&csv, label), sw_printf(&csv, ",");
-                    sw_printf(&md, " %s |", label);
+                    sw_csv_field(&csv, label), strbuf_printf(&csv, ",");
+                    strbuf_printf(&md, " %s |", label);
                 }
             if (!row) {
-                sw_printf(&csv, ",,,\n");
-                sw_printf(&md, " none of %s..%s | | | |\n", cols->label[0], cols->label[cols->n - 1]);
+                strbuf_printf(&csv, ",,,\n");
+                strbuf_printf(&md, " none of %s..%s | | | |\n", cols->label[0], cols->label[cols->n - 1]);
                 continue;
             }
             sw_csv_field(&csv, cols->label[best]);
-            sw_printf(&md, " %s |", cols->label[best]);
-            sw_printf(&csv, ",%s", grid_fmt(row->mean[s->metric], num, sizeof num));
-            sw_printf(&md, " %.4f |", row->mean[s->metric]);
-            sw_printf(&csv, ",%s", grid_fmt(row->n_params, num, sizeof num));
-            sw_printf(&md, " %s |", grid_fmt(row->n_params, num, sizeof num));
-            sw_printf(&csv, ",%s\n", grid_fmt(row->flops_per_seq, num, sizeof num));
-            sw_printf(&md, " %.4g |\n", row->flops_per_seq);
+            strbuf_printf(&md, " %s |", cols->label[best]);
+            strbuf_printf(&csv, ",%s", grid_fmt(row->mean[s->metric], num, sizeof num));
+            strbuf_printf(&md, " %.4f |", row->mean[s->metric]);
+            strbuf_printf(&csv, ",%s", grid_fmt(row->n_params, num, sizeof num));
+            strbuf_printf(&md, " %s |", grid_fmt(row->n_params, num, sizeof num));
+            strbuf_printf(&csv, ",%s\n", grid_fmt(row->flops_per_seq, num, sizeof num));
+            strbuf_printf(&md, " %.4g |\n", row->flops_per_seq);
         }
     }
     snprintf(path, sizeof path, "%s/summary.csv", out_dir);

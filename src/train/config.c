@@ -22,6 +22,7 @@
  * "--set key=value") and names the key path; err->code is 2.  docs/errors.md lists
  * them all; keep it in step. */
 #include "attnlab/train/config.h"
+#include "attnlab/util/strbuf.h"
 #include "attnlab/anna/finetune.h"
 #include "attnlab/util/intlist.h"
 
@@ -314,37 +315,7 @@ enum { CFG_NKEYS = sizeof cfg_keys / sizeof cfg_keys[0] };
  * Small helpers: growable strings, number formatting, key lookup
  * ---------------------------------------------------------------------------- */
 
-typedef struct CfgBuf { char *s; size_t len, cap; } CfgBuf;
-
-static void buf_printf(CfgBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(CfgBuf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (b->len + (size_t)n + 1 > b->cap) {
-        b->cap = 2 * (b->len + (size_t)n + 1);
-        b->s = al_realloc(b->s, b->cap);
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-/* Shortest "%g" text that reads back as exactly v: 0.001 rather than
- * 0.00100000000000000002; whole numbers in full (1000000, not 1e+06). */
-static const char *cfg_fmt_double(double v, char *buf, size_t n) {
-    if (v == floor(v) && fabs(v) < 1e16) {
-        snprintf(buf, n, "%.0f", v);
-        return buf;
-    }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, n, "%.*g", p, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    return buf;
-}
+/* Numbers print with al_fmt_double (util/strbuf.h): exact and shortest. */
 
 /* Same for a float: at most 9 digits, and parsing the text as a double and
  * rounding to float gives v back, which is what the round trip needs. */
@@ -395,8 +366,8 @@ static int cfg_applies(const Config *c, const CfgKey *k) {
 /* "> 0", ">= 1", "<= 1", "in [0, 1)"; "" when unbounded. */
 static const char *cfg_range_text(const CfgKey *k, char *buf, size_t n) {
     char lo[32], hi[32];
-    cfg_fmt_double(k->min, lo, sizeof lo);
-    cfg_fmt_double(k->max, hi, sizeof hi);
+    al_fmt_double(k->min, lo, sizeof lo);
+    al_fmt_double(k->max, hi, sizeof hi);
     int has_lo = isfinite(k->min), has_hi = isfinite(k->max);
     if (has_lo && has_hi)
         snprintf(buf, n, "in %c%s, %s%c", k->lo_open ? '(' : '[', lo, hi, k->hi_open ? ')' : ']');
@@ -497,7 +468,7 @@ static const char *cfg_describe(const cJSON *v, char *buf, size_t n) {
         s[i] = 0;
         snprintf(buf, n, "a string (\"%s%s\")", s, len > 40 ? "..." : "");
     } else if (cJSON_IsNumber(v)) {
-        if (isfinite(v->valuedouble)) snprintf(buf, n, "%s", cfg_fmt_double(v->valuedouble, num, sizeof num));
+        if (isfinite(v->valuedouble)) snprintf(buf, n, "%s", al_fmt_double(v->valuedouble, num, sizeof num));
         else snprintf(buf, n, "%s", "a number too large for a double");
     } else if (cJSON_IsTrue(v))   snprintf(buf, n, "%s", "true");
     else if (cJSON_IsFalse(v))    snprintf(buf, n, "%s", "false");
@@ -542,7 +513,7 @@ static int cfg_type_error(const CfgKey *k, const cJSON *v, const char *src, AlEr
 
 static int cfg_range_error(const CfgKey *k, const char *range, double v, const char *src, AlError *err) {
     char num[32];
-    return cfg_fail_key(err, src, k->path, "must be %s, got %s", range, cfg_fmt_double(v, num, sizeof num));
+    return cfg_fail_key(err, src, k->path, "must be %s, got %s", range, al_fmt_double(v, num, sizeof num));
 }
 
 /* ------------------------------------------------------------------------------
@@ -563,13 +534,13 @@ static int cfg_apply_number(Config *c, const CfgKey *k, const cJSON *v, const ch
     if (k->type != CFG_FLOAT && x != floor(x)) return cfg_type_error(k, v, src, err);
     if (k->type == CFG_FLOAT && fabs(x) > FLT_MAX)
         return cfg_fail_key(err, src, k->path, "must be within the float range (|x| <= %g), got %s",
-                            (double)FLT_MAX, cfg_fmt_double(x, got, sizeof got));
+                            (double)FLT_MAX, al_fmt_double(x, got, sizeof got));
     /* Check what will be stored: 1e-50 becomes a float 0, which "> 0" must reject. */
     double stored = k->type == CFG_FLOAT ? (double)(float)x : x;
     if (!cfg_in_range(k, stored)) return cfg_range_error(k, cfg_range_text(k, range, sizeof range), x, src, err);
     if (k->type == CFG_INT && (x < INT_MIN || x > INT_MAX))
         return cfg_fail_key(err, src, k->path, "must be <= %d (the int range), got %s", INT_MAX,
-                            cfg_fmt_double(x, got, sizeof got));
+                            al_fmt_double(x, got, sizeof got));
     if (k->type == CFG_INT) *(int *)cfg_slot(c, k) = (int)x;
     else if (k->type == CFG_U64) *(uint64_t *)cfg_slot(c, k) = (uint64_t)x;
     else *(float *)cfg_slot(c, k) = (float)x;
@@ -1340,29 +1311,29 @@ int cfg_set(Config *c, const char *assignment, AlError *err) {
  * Printing: the effective config, the schema, differences
  * ---------------------------------------------------------------------------- */
 
-static void cfg_print_string(CfgBuf *b, const char *s) {
-    buf_printf(b, "\"");
+static void cfg_print_string(StrBuf *b, const char *s) {
+    strbuf_printf(b, "\"");
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') buf_printf(b, "\\%c", ch);
-        else if (ch < 0x20) buf_printf(b, "\\u%04x", ch);
-        else buf_printf(b, "%c", ch);
+        if (ch == '"' || ch == '\\') strbuf_printf(b, "\\%c", ch);
+        else if (ch < 0x20) strbuf_printf(b, "\\u%04x", ch);
+        else strbuf_printf(b, "%c", ch);
     }
-    buf_printf(b, "\"");
+    strbuf_printf(b, "\"");
 }
 
-static void cfg_print_value(CfgBuf *b, const Config *c, const CfgKey *k) {
+static void cfg_print_value(StrBuf *b, const Config *c, const CfgKey *k) {
     char num[32];
     const void *p = cfg_cslot(c, k);
     switch (k->type) {
     case CFG_OBJECT: break;
-    case CFG_INT:    buf_printf(b, "%d", *(const int *)p); break;
-    case CFG_U64:    buf_printf(b, "%llu", (unsigned long long)*(const uint64_t *)p); break;
-    case CFG_BOOL:   buf_printf(b, "%s", *(const int *)p ? "true" : "false"); break;
+    case CFG_INT:    strbuf_printf(b, "%d", *(const int *)p); break;
+    case CFG_U64:    strbuf_printf(b, "%llu", (unsigned long long)*(const uint64_t *)p); break;
+    case CFG_BOOL:   strbuf_printf(b, "%s", *(const int *)p ? "true" : "false"); break;
     case CFG_STRING: cfg_print_string(b, p); break;
     case CFG_FLOAT: {
         float f = *(const float *)p;   /* non-finite values only come from bypassing the loader */
-        buf_printf(b, "%s", isfinite(f) ? cfg_fmt_float(f, num, sizeof num) : "null");
+        strbuf_printf(b, "%s", isfinite(f) ? cfg_fmt_float(f, num, sizeof num) : "null");
         break;
     }
     case CFG_ENUM: {
@@ -1376,37 +1347,37 @@ static void cfg_print_value(CfgBuf *b, const Config *c, const CfgKey *k) {
     }
 }
 
-static void cfg_print_object(CfgBuf *b, const Config *c, const char *prefix, int depth) {
+static void cfg_print_object(StrBuf *b, const Config *c, const char *prefix, int depth) {
     int first = 1;
-    buf_printf(b, "{");
+    strbuf_printf(b, "{");
     for (int i = 0; i < CFG_NKEYS; i++) {
         const CfgKey *k = &cfg_keys[i];
         if (!cfg_is_child(k->path, prefix) || !cfg_applies(c, k)) continue;
-        buf_printf(b, "%s\n%*s\"%s\": ", first ? "" : ",", 2 * (depth + 1), "", cfg_leaf(k->path));
+        strbuf_printf(b, "%s\n%*s\"%s\": ", first ? "" : ",", 2 * (depth + 1), "", cfg_leaf(k->path));
         first = 0;
         if (k->type == CFG_OBJECT) cfg_print_object(b, c, k->path, depth + 1);
         else cfg_print_value(b, c, k);
     }
-    if (first) buf_printf(b, "}");
-    else buf_printf(b, "\n%*s}", 2 * depth, "");
+    if (first) strbuf_printf(b, "}");
+    else strbuf_printf(b, "\n%*s}", 2 * depth, "");
 }
 
 char *cfg_to_json(const Config *c) {
-    CfgBuf b = { 0 };
+    StrBuf b = { 0 };
     cfg_print_object(&b, c, "", 0);
-    buf_printf(&b, "\n");
+    strbuf_printf(&b, "\n");
     return b.s;
 }
 
 char *cfg_help(void) {
-    CfgBuf b = { 0 };
+    StrBuf b = { 0 };
     Config def;
     cfg_defaults(&def);
     for (int i = 0; i < CFG_NKEYS; i++) {
         const CfgKey *k = &cfg_keys[i];
         char type[192], range[64], names[160];
         if (k->type == CFG_OBJECT) {
-            buf_printf(&b, "%s%s: %s\n", i ? "\n" : "", k->path, k->doc);
+            strbuf_printf(&b, "%s%s: %s\n", i ? "\n" : "", k->path, k->doc);
             continue;
         }
         if (k->names) snprintf(type, sizeof type, "one of %s", cfg_choices_text(k->names, names, sizeof names));
@@ -1415,20 +1386,20 @@ char *cfg_help(void) {
                                                  k->ident ? " A-Z a-z 0-9 . _ - +" : "");
         else snprintf(type, sizeof type, "%s %s", k->type == CFG_FLOAT ? "number" : k->type == CFG_STRING ? "string" : "integer",
                       cfg_range_text(k, range, sizeof range));
-        CfgBuf dv = { 0 };
+        StrBuf dv = { 0 };
         cfg_print_value(&dv, &def, k);
-        buf_printf(&b, "  %-26s %s\n      %s (default %s)", k->path, k->doc, type, dv.s);
+        strbuf_printf(&b, "  %-26s %s\n      %s (default %s)", k->path, k->doc, type, dv.s);
         free(dv.s);
         if (k->when) {
             const CfgKey *d = &cfg_keys[cfg_find(k->when)];
             const char *sep = "; only for ";
             for (int j = 0; d->names[j]; j++) {
                 if (!((k->when_mask >> j) & 1u)) continue;
-                buf_printf(&b, "%s%s \"%s\"", sep, d->path, d->names[j]);
+                strbuf_printf(&b, "%s%s \"%s\"", sep, d->path, d->names[j]);
                 sep = ", ";
             }
         }
-        buf_printf(&b, "\n");
+        strbuf_printf(&b, "\n");
     }
     return b.s;
 }
