@@ -60,14 +60,6 @@ static char *in(const char *dir, const char *file) {
 
 static char *read_in(const char *dir, const char *file) { return tu_read_file(in(dir, file), NULL); }
 
-static int same_file(const char *a, const char *b) {
-    char *x = tu_read_file(a, NULL), *y = tu_read_file(b, NULL);
-    int same = x && y && !strcmp(x, y);
-    free(x);
-    free(y);
-    return same;
-}
-
 static int exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
@@ -182,7 +174,7 @@ static void check_grid(const char *out) {
 static void same_grid(const char *a, const char *b) {
     const char *files[] = { "grid.csv", "grid.json", "heatmap.svg", "summary.csv", "summary.md" };
     for (int i = 0; i < 5; i++)
-        CHECK(same_file(in(a, files[i]), in(b, files[i])), "%s/%s differs from %s's", b, files[i], a);
+        CHECK(tu_same_text(in(a, files[i]), in(b, files[i])), "%s/%s differs from %s's", b, files[i], a);
 }
 
 /* ---- the tests ----------------------------------------------------------------------------- */

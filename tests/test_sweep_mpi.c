@@ -24,14 +24,6 @@ int main(void) {
 
 static int run(const char *const *argv, const char *out) { return tu_wait(tu_spawn(argv, out)); }
 
-static int same_file(const char *a, const char *b) {
-    char *x = tu_read_file(a, NULL), *y = tu_read_file(b, NULL);
-    int same = x && y && !strcmp(x, y);
-    free(x);
-    free(y);
-    return same;
-}
-
 int main(void) {
     const char *bin = getenv("ATTNLAB_BIN");
     if (!bin || !*bin) {
@@ -65,7 +57,7 @@ int main(void) {
     for (int i = 0; i < 4; i++) {
         snprintf(a, sizeof a, "%s/%s", ref, files[i]);
         snprintf(b, sizeof b, "%s/%s", mpi, files[i]);
-        CHECK(same_file(a, b), "%s differs between mpirun and a local run", files[i]);
+        CHECK(tu_same_text(a, b), "%s differs between mpirun and a local run", files[i]);
     }
     /* Which rank ran what (informative: how cells spread depends on timing). */
     char cmd[512];

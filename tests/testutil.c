@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,4 +48,12 @@ int tu_wait(pid_t pid) {
     int st;
     waitpid(pid, &st, 0);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int tu_same_text(const char *a, const char *b) {
+    char *x = tu_read_file(a, NULL), *y = tu_read_file(b, NULL);
+    int same = x && y && !strcmp(x, y);
+    free(x);
+    free(y);
+    return same;
 }

@@ -11,6 +11,8 @@ char *tu_read_file(const char *path, size_t *len);
 /* Writes text to path (plain fopen/fputs: test fixtures, not atomic). 0 on success. */
 int   tu_write_file(const char *path, const char *text);
 
+/* Do two text files hold the same text (both readable)? */
+int   tu_same_text(const char *a, const char *b);
 /* Starts argv[0] (a path, or a name looked up in PATH) with argv, stdout and
  * stderr both going to the file out (truncated).  Returns the child's pid. */
 pid_t tu_spawn(const char *const *argv, const char *out);
