@@ -87,8 +87,9 @@ static void test_short_run(void) {
     AlError err;
     int rc = run(out, NULL, 0, 0, &err);
     CHECK(rc == 0, "training failed: %s", err.msg);
-    const char *files[] = {"config.json", "metrics.jsonl", "summary.json", "model.safetensors", "train_state.safetensors"};
-    for (int i = 0; i < 5; i++) {
+    const char *files[] = {"config.json", "metrics.jsonl", "summary.json", "model.safetensors", "train_state.safetensors",
+                           "curve.svg"};
+    for (int i = 0; i < 6; i++) {
         snprintf(path, sizeof path, "%s/%s", out, files[i]);
         CHECK(file_exists(path), "run folder lacks %s", files[i]);
     }
@@ -101,6 +102,14 @@ static void test_short_run(void) {
     CHECK(last < 0.8 * first, "train loss did not fall: %.4f -> %.4f", first, last);
     CHECK(strstr(last_line, "\"step\": 120,") != NULL, "last metrics line is not step 120: %s", last_line);
     free(m);
+    snprintf(path, sizeof path, "%s/curve.svg", out);
+    char *svg = read_file(path);
+    /* One marker per evaluation (steps 20..120) for each of the two losses. */
+    int markers = 0;
+    for (const char *q = svg; q && (q = strstr(q, "<circle")); q++) markers++;
+    CHECK(svg && strstr(svg, "test loss") && strstr(svg, "train loss"), "curve.svg lacks the two series");
+    CHECK(markers >= 6, "curve.svg has %d circle markers, want >= 6", markers);
+    free(svg);
 }
 
 /* model.dropout acts during training (it once silently did not): the same run

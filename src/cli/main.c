@@ -55,7 +55,8 @@ static void usage(FILE *f) {
         "  --quiet                no progress output (errors and the final line still print)\n"
         "\n"
         "The run folder gets config.json (effective config), metrics.jsonl (one line per\n"
-        "evaluation), summary.json, model.safetensors and train_state.safetensors.\n"
+        "evaluation), curve.svg (losses vs step), summary.json, model.safetensors and\n"
+        "train_state.safetensors.\n"
         "Environment: ATTNLAB_THREADS sets the BLAS threads when the config says 0 (default 1).\n");
 }
 

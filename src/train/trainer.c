@@ -5,6 +5,7 @@
  * train.  The loop itself allocates nothing: the tape's arena is reset each step,
  * batches reuse their buffers, and all parameter state is one flat block. */
 #include "attnlab/train/trainer.h"
+#include "attnlab/report/curve.h"
 #include "attnlab/anna/distill.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/atomic_file.h"
@@ -330,6 +331,7 @@ static int loop(Run *r, AlError *err) {
     }
     if (!r->have_eval) do_eval(r, lr);
     if (write_summary(r, stopped_early, progress_now() - t0, r->st.step - first_step, train_s, err)) return err->code;
+    if (report_curve(r->dir, err)) return err->code;
     double ms = r->st.step > first_step ? 1000 * train_s / (r->st.step - first_step) : 0;
     char target[96] = "not reached";
     if (r->st.target_step >= 0)
