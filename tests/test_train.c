@@ -10,6 +10,7 @@
 #include "attnlab/io/safetensors.h"
 #include "attnlab/train/checkpoint.h"
 #include "attnlab/train/trainer.h"
+#include "attnlab/report/curve.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +111,10 @@ static void test_short_run(void) {
     CHECK(svg && strstr(svg, "test loss") && strstr(svg, "train loss"), "curve.svg lacks the two series");
     CHECK(markers >= 6, "curve.svg has %d circle markers, want >= 6", markers);
     free(svg);
+    snprintf(path, sizeof path, "%s/no_such_run", tmp);
+    AlError e2 = {0};
+    CHECK(report_curve(path, &e2) == 1 && strstr(e2.msg, "no_such_run/metrics.jsonl") && strstr(e2.msg, "cannot read"),
+          "curve of a missing run: '%s'", e2.msg);
 }
 
 /* model.dropout acts during training (it once silently did not): the same run

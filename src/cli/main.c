@@ -3,6 +3,7 @@
  *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume] [--quiet]
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--quiet]
+ *   ./train curve RUN_DIR
  *   ./train bench [--rounds N]
  *   ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--quiet]
  *   ./train sweep --merge DIR… [--out DIR]
@@ -11,6 +12,7 @@
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
  * 130/143 interrupted (a checkpoint was saved first). */
 #include "attnlab/anna/distill.h"
+#include "attnlab/report/curve.h"
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
 #include "attnlab/train/bench.h"
@@ -35,6 +37,7 @@ static void usage(FILE *f) {
         "                                  distill.* grid; writes anna_grid.csv and SVG figures there\n"
         "                                  (distill.finetune_steps > 0: then fine-tunes with ANNA in\n"
         "                                  the loop and writes anna_finetune.csv)\n"
+        "  ./train curve RUN_DIR           (re)draw RUN_DIR/curve.svg from its metrics.jsonl\n"
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train bench attention [--max-n N] [--out DIR]\n"
         "                                  one attention layer's time vs N: softmax, ANNA, linear, sparse\n"
@@ -144,6 +147,11 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "data")) return cmd_train(argc, argv, 2, 1);
     if (!strcmp(argv[1], "distill")) return cmd_distill(argc, argv);
+    if (!strcmp(argv[1], "curve")) {
+        if (argc != 3 || argv[2][0] == '-') return usage_error("%s", "curve needs one run folder (e.g. results/match2)");
+        AlError err = {0};
+        return report(report_curve(argv[2], &err), &err);
+    }
     if (!strcmp(argv[1], "sweep")) {
         AlError err = {0};
         return report(sweep_main(argc - 1, argv + 1, &err), &err);
