@@ -68,6 +68,12 @@ attnlab_bootstrap() {
         fi
     fi
     build=${AB_BUILD:-$ab_root/build}
+    if [ -f "$build/CMakeCache.txt" ] && [ ! -f "$build/Makefile" ]; then
+        # A configure that failed earlier (e.g. run by hand before the packages
+        # were installed) leaves a cache but no Makefile: start that folder over.
+        ab_say "$build holds a failed configure; configuring it again"
+        rm -f "$build/CMakeCache.txt"
+    fi
     if [ ! -f "$build/CMakeCache.txt" ]; then
         ab_say "configuring $build (Release${AB_CMAKE_ARGS:+ $AB_CMAKE_ARGS})"
         # shellcheck disable=SC2086
