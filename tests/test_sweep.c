@@ -8,6 +8,7 @@
  *     from their checkpoints, and the grid equals the uninterrupted one;
  *   - --shard 0/2 + --shard 1/2, then --merge, gives the unsharded grid;
  *   - a failing cell is recorded (exit code, log) and retried on the next run;
+ *   - a task with test-row groups (Dyck) gets per-group columns and groups.svg;
  *   - SIGTERM reaches the workers, which checkpoint; the sweep exits 143;
  *   - command-line and folder errors, each naming what is wrong. */
 #include "check.h"
@@ -307,6 +308,47 @@ static void test_interrupt(void) {
     free(csv);
 }
 
+/* Tasks with test-row groups (Dyck: positives, broken-profile and type-only
+ * negatives): grid.csv gets each group's mean token accuracy, recomputed here from
+ * the cells' summary.json, and groups.svg shows them per point. */
+static void test_groups(void) {
+    char G[300], gcfg[300];
+    snprintf(G, sizeof G, "%s/g", tmp);
+    snprintf(gcfg, sizeof gcfg, "%s/dyck.json", tmp);
+    CHECK(tu_write_file(gcfg,
+        "{ \"name\": \"groups\", \"seed\": 1,\n"
+        "  \"task\": {\"type\": \"dyck\", \"seq_len\": 12, \"train_size\": 0},\n"
+        "  \"model\": {\"d_model\": 8, \"n_heads\": 1, \"attention\": {\"causal\": true}},\n"
+        "  \"train\": {\"lr\": 0.01, \"batch_size\": 16, \"steps\": 20},\n"
+        "  \"eval\": {\"every\": 20, \"test_size\": 64},\n"
+        "  \"sweep\": {\"axes\": {\"model.d_model\": [8, 16]}} }\n") == 0, "write %s", gcfg);
+    CHECK(RUN("sweep", gcfg, "--out", G, "--quiet") == 0, "dyck sweep failed");
+    char *csv = read_in(G, "grid.csv");
+    const char *names[3] = { "positive", "negative_profile", "negative_type_only" };
+    CHECK(csv && strstr(csv, ",token_acc[positive]_mean,token_acc[negative_profile]_mean,"
+                             "token_acc[negative_type_only]_mean,n_params,"), "grid.csv header:\n%s", csv ? csv : "");
+    char f[16][256];
+    const char *line = csv ? strchr(csv, '\n') + 1 : "";
+    for (int w = 0; w < 2 && *line; w++, line = strchr(line, '\n') + 1) {
+        int n = csv_fields(line, f, 16);
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/cells/d_model=%s,seed=1", G, f[0]);
+        char *sum = read_in(dir, "summary.json");
+        cJSON *j = cJSON_Parse(sum ? sum : ""), *grp = cJSON_GetObjectItem(j, "test_group_token_acc");
+        CHECK(n == 14 && grp, "row %d: %d fields; %s/summary.json groups %s", w, n, dir, grp ? "ok" : "missing");
+        for (int i = 0; i < 3 && grp && n == 14; i++) {
+            cJSON *v = cJSON_GetObjectItem(grp, names[i]);
+            CHECK(cJSON_IsNumber(v) && atof(f[8 + i]) == v->valuedouble, "row %d %s: %s", w, names[i], f[8 + i]);
+        }
+        cJSON_Delete(j);
+        free(sum);
+    }
+    free(csv);
+    char *svg = read_in(G, "groups.svg");
+    CHECK(svg && strstr(svg, ">negative_type_only<") && strstr(svg, "d_model=16"), "groups.svg");
+    free(svg);
+}
+
 static void test_errors(void) {
     char E[300], X[300];
     snprintf(E, sizeof E, "%s/e", tmp);
@@ -380,6 +422,7 @@ int main(void) {
     test_shards();
     test_failure();
     test_interrupt();
+    test_groups();
     test_errors();
     int rc = check_exit("test_sweep");
     char cmd[400];

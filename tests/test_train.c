@@ -115,6 +115,27 @@ static void test_short_run(void) {
     AlError e2 = {0};
     CHECK(report_curve(path, &e2) == 1 && strstr(e2.msg, "no_such_run/metrics.jsonl") && strstr(e2.msg, "cannot read"),
           "curve of a missing run: '%s'", e2.msg);
+    /* Runs compared: one series per folder, named after it, on a [0, 1] accuracy axis. */
+    char cmp[600];
+    snprintf(cmp, sizeof cmp, "%s/compare.svg", tmp);
+    const char *two[2] = { out, out };
+    CHECK(report_compare(two, 2, "token_acc", cmp, &e2) == 0, "compare: %s", e2.msg);
+    svg = read_file(cmp);
+    int legends = 0;
+    markers = 0;
+    for (const char *q = svg; q && (q = strstr(q, "<circle")); q++) markers++;   /* series 0's marker shape */
+    for (const char *q = svg; q && (q = strstr(q, ">full<")); q++) legends++;
+    CHECK(svg && legends == 2 && strstr(svg, "test token_acc vs step"), "compare.svg: %d legend entries, or no title",
+          legends);
+    CHECK(markers >= 6, "compare.svg has %d circle markers, want >= 6 (one per evaluation)", markers);
+    free(svg);
+    CHECK(report_compare(two, 1, "accuracy", cmp, &e2) == 2 && strstr(e2.msg, "--metric must be token_acc"),
+          "unknown metric: '%s'", e2.msg);
+    CHECK(report_compare(two, 1, "answer_acc", cmp, &e2) == 2 && strstr(e2.msg, "full/metrics.jsonl: no 'answer_acc'"),
+          "metric the run lacks: '%s'", e2.msg);
+    const char *missing[2] = { out, path };
+    CHECK(report_compare(missing, 2, "seq_acc", cmp, &e2) == 1 && strstr(e2.msg, "no_such_run/metrics.jsonl"),
+          "compare with a missing run: '%s'", e2.msg);
 }
 
 /* model.dropout acts during training (it once silently did not): the same run

@@ -3,7 +3,7 @@
  *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume] [--quiet]
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--quiet]
- *   ./train curve RUN_DIR
+ *   ./train curve RUN_DIR…  [--metric M] [--out FILE.svg]
  *   ./train bench [--rounds N]
  *   ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--quiet]
  *   ./train sweep --merge DIR… [--out DIR]
@@ -38,6 +38,9 @@ static void usage(FILE *f) {
         "                                  (distill.finetune_steps > 0: then fine-tunes with ANNA in\n"
         "                                  the loop and writes anna_finetune.csv)\n"
         "  ./train curve RUN_DIR           (re)draw RUN_DIR/curve.svg from its metrics.jsonl\n"
+        "  ./train curve RUN_DIR… --out FILE.svg [--metric token_acc|seq_acc|answer_acc|test_loss]\n"
+        "                                  the runs' test metric (default token_acc) vs step, one\n"
+        "                                  line per run (e.g. a transformer and an LSTM)\n"
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train bench attention [--max-n N] [--out DIR]\n"
         "                                  one attention layer's time vs N: softmax, ANNA, linear, sparse\n"
@@ -73,6 +76,31 @@ static int usage_error(const char *fmt, const char *arg) {
 static int report(int rc, const AlError *err) {
     if (rc && rc < 128 && err->msg[0]) fprintf(stderr, "attnlab: error: %s\n", err->msg);
     return rc;
+}
+
+/* ./train curve RUN_DIR: that run's curve.svg; with --out (and --metric) or several
+ * folders: one test metric of every run against the step, in one figure. */
+static int cmd_curve(int argc, char **argv) {
+    const char *dirs[64], *metric = NULL, *out = NULL;
+    int n = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--metric") || !strcmp(argv[i], "--out")) {
+            if (i + 1 == argc) return usage_error("curve: %s needs a value", argv[i]);
+            *(argv[i][2] == 'm' ? &metric : &out) = argv[i + 1];
+            i++;
+        } else if (argv[i][0] == '-') {
+            return usage_error("curve: unknown option '%s'", argv[i]);
+        } else if (n == 64) {
+            return usage_error("curve: at most 64 run folders (got more at '%s')", argv[i]);
+        } else {
+            dirs[n++] = argv[i];
+        }
+    }
+    if (!n) return usage_error("%s", "curve needs a run folder (e.g. results/match2)");
+    AlError err = {0};
+    if (n == 1 && !metric && !out) return report(report_curve(dirs[0], &err), &err);
+    if (!out) return usage_error("%s", "curve: comparing runs (several folders or --metric) needs --out FILE.svg");
+    return report(report_compare(dirs, n, metric ? metric : "token_acc", out, &err), &err);
 }
 
 /* ./train [data] CONFIG.json [options]: argv[first] is the first option or config. */
@@ -147,11 +175,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "data")) return cmd_train(argc, argv, 2, 1);
     if (!strcmp(argv[1], "distill")) return cmd_distill(argc, argv);
-    if (!strcmp(argv[1], "curve")) {
-        if (argc != 3 || argv[2][0] == '-') return usage_error("%s", "curve needs one run folder (e.g. results/match2)");
-        AlError err = {0};
-        return report(report_curve(argv[2], &err), &err);
-    }
+    if (!strcmp(argv[1], "curve")) return cmd_curve(argc, argv);
     if (!strcmp(argv[1], "sweep")) {
         AlError err = {0};
         return report(sweep_main(argc - 1, argv + 1, &err), &err);

@@ -67,6 +67,14 @@ int cell_read_result(const char *dir, CellResult *r) {
     r->flops_per_seq = number_or_nan(j, "flops_per_seq");
     double steps = number_or_nan(j, "steps");
     r->steps = isfinite(steps) ? (long)steps : -1;
+    r->n_groups = 0;
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(j, "test_group_token_acc")) {
+        if (r->n_groups == CELL_MAX_GROUPS || !cJSON_IsNumber(g) || !g->string || strlen(g->string) >= CELL_GROUP_NAME)
+            continue;
+        snprintf(r->group_name[r->n_groups], CELL_GROUP_NAME, "%s", g->string);
+        r->group_acc[r->n_groups++] = g->valuedouble;
+    }
     cJSON_Delete(j);
     return 0;
 }

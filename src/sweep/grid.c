@@ -44,6 +44,30 @@ static int collect_cell(SweepGrid *g, const Config *base, const char *out_dir, l
     return 0;
 }
 
+/* The grid's index of group `name`, added when new; −1 when the table is full. */
+static int grid_group(SweepGrid *g, const char *name) {
+    for (int i = 0; i < g->n_groups; i++)
+        if (!strcmp(g->group_name[i], name)) return i;
+    if (g->n_groups == CELL_MAX_GROUPS) return -1;
+    snprintf(g->group_name[g->n_groups], CELL_GROUP_NAME, "%s", name);
+    return g->n_groups++;
+}
+
+/* Mean group accuracies over the seeds that reported each group. */
+static void summarise_groups(SweepGrid *g, long p) {
+    const SweepSpec *s = g->spec;
+    double sum[CELL_MAX_GROUPS] = {0};
+    int n[CELL_MAX_GROUPS] = {0};
+    for (int k = 0; k < s->n_seeds; k++) {
+        const GridCell *c = &g->cells[p * s->n_seeds + k];
+        for (int i = 0; c->status == GRID_DONE && i < c->result.n_groups; i++) {
+            int gi = grid_group(g, c->result.group_name[i]);
+            if (gi >= 0) sum[gi] += c->result.group_acc[i], n[gi]++;
+        }
+    }
+    for (int i = 0; i < CELL_MAX_GROUPS; i++) g->rows[p].group_mean[i] = n[i] ? sum[i] / n[i] : NAN;
+}
+
 /* Mean and sample standard deviation of the seeds that reported each metric. */
 static void summarise_row(SweepGrid *g, long p) {
     const SweepSpec *s = g->spec;
@@ -69,6 +93,7 @@ static void summarise_row(SweepGrid *g, long p) {
         }
         row->std[m] = row->n[m] > 1 ? sqrt(sq[m] / (row->n[m] - 1)) : NAN;
     }
+    summarise_groups(g, p);
 }
 
 int grid_collect(SweepGrid *g, const SweepSpec *s, const Config *base, const char *out_dir, AlError *err) {
@@ -118,6 +143,7 @@ static int write_csv(const SweepGrid *g, const char *out_dir, AlError *err) {
     strbuf_printf(&b, "seeds_done,seeds_failed,seeds_pending");
     for (int m = 0; m < METRIC_COUNT; m++)
         if (metric_shown(g, m)) strbuf_printf(&b, ",%s_mean,%s_std", sweep_metric_names[m], sweep_metric_names[m]);
+    for (int i = 0; i < g->n_groups; i++) strbuf_printf(&b, ",token_acc[%s]_mean", g->group_name[i]);
     strbuf_printf(&b, ",n_params,flops_per_seq,failures\n");
     int vi[SWEEP_MAX_AXES];
     for (long p = 0; p < s->n_points; p++) {
@@ -130,6 +156,7 @@ static int write_csv(const SweepGrid *g, const char *out_dir, AlError *err) {
             strbuf_printf(&b, ",%s", grid_fmt(r->mean[m], num, sizeof num));
             strbuf_printf(&b, ",%s", grid_fmt(r->std[m], num, sizeof num));
         }
+        for (int i = 0; i < g->n_groups; i++) strbuf_printf(&b, ",%s", grid_fmt(r->group_mean[i], num, sizeof num));
         strbuf_printf(&b, ",%s", grid_fmt(r->n_params, num, sizeof num));
         strbuf_printf(&b, ",%s,", grid_fmt(r->flops_per_seq, num, sizeof num));
         StrBuf f = {0};
@@ -188,6 +215,10 @@ static cJSON *json_row(const SweepGrid *g, long p) {
         add_number_or_null(stat, "mean", r->mean[m]);
         add_number_or_null(stat, "std", r->std[m]);
         cJSON_AddNumberToObject(stat, "n", r->n[m]);
+    }
+    if (g->n_groups) {
+        cJSON *groups = cJSON_AddObjectToObject(o, "group_token_acc_mean");
+        for (int i = 0; i < g->n_groups; i++) add_number_or_null(groups, g->group_name[i], r->group_mean[i]);
     }
     add_number_or_null(o, "n_params", r->n_params);
     add_number_or_null(o, "flops_per_seq", r->flops_per_seq);

@@ -71,11 +71,43 @@ static int write_heatmap(const SweepGrid *g, const char *out_dir, unsigned mask,
     return rc;
 }
 
+/* Per-group accuracy of every rows × cols point of panel q: one heatmap row per
+ * point ("task.seq_len=50,model.n_layers=2"), one column per group ("hops_3"). */
+static int write_groups_heatmap(const SweepGrid *g, const char *out_dir, unsigned mask, long q, AlError *err) {
+    const SweepSpec *s = g->spec;
+    int vi[SWEEP_MAX_AXES] = {0}, R = n_rows(s), C = s->axes[s->cols].n, G = g->n_groups;
+    panel_values(s, mask, q, vi);
+    unsigned point_axes = (1u << s->cols) | (s->rows >= 0 ? 1u << s->rows : 0);
+    char panel[SWEEP_NAME_MAX], title[SWEEP_NAME_MAX + 128], path[2048 + SWEEP_NAME_MAX];
+    sweep_values_name(s, vi, mask, panel, sizeof panel);
+    double *values = al_malloc(sizeof(double) * (size_t)R * C * G);
+    char (*labels)[SWEEP_NAME_MAX] = al_malloc(sizeof *labels * (size_t)R * C);
+    const char **y = al_malloc(sizeof *y * (size_t)R * C), *x[CELL_MAX_GROUPS];
+    for (int i = 0; i < G; i++) x[i] = g->group_name[i];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            const GridRow *row = row_at(g, vi, r, c);
+            sweep_values_name(s, vi, point_axes, labels[r * C + c], SWEEP_NAME_MAX);
+            y[r * C + c] = labels[r * C + c];
+            for (int i = 0; i < G; i++) values[(r * C + c) * G + i] = row->group_mean[i];
+        }
+    snprintf(title, sizeof title, "token accuracy per test group, mean over seeds%s%s", *panel ? " | " : "", panel);
+    SvgHeatmap h = { title, "test group", "", R * C, G, x, y, values, 0, "%.3f", 1, 0, 1, "test token_acc" };
+    snprintf(path, sizeof path, "%s/groups%s%s.svg", out_dir, *panel ? "_" : "", panel);
+    int rc = svg_heatmap(path, &h, err);
+    free(values);
+    free(labels);
+    free(y);
+    return rc;
+}
+
 int grid_write_figures(const SweepGrid *g, const char *out_dir, AlError *err) {
     long n_panels;
     unsigned mask = panel_mask(g->spec, &n_panels);
-    for (long q = 0; q < n_panels; q++)
+    for (long q = 0; q < n_panels; q++) {
         if (write_heatmap(g, out_dir, mask, q, err)) return err->code;
+        if (g->n_groups && write_groups_heatmap(g, out_dir, mask, q, err)) return err->code;
+    }
     return 0;
 }
 

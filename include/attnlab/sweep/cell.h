@@ -26,10 +26,17 @@ CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t 
 
 /* The final figures of a finished cell, from its summary.json.  Metrics the run
  * did not report are NaN.  Returns 0, or 1 if the file is unreadable. */
+#define CELL_MAX_GROUPS 16
+#define CELL_GROUP_NAME 32
 typedef struct CellResult {
     double metric[METRIC_COUNT];   /* by SweepMetric: token, sequence, answer accuracy */
     double n_params, flops_per_seq;
     long steps;
+    /* Token accuracy per test-row group (k-hop: per hop count; Dyck: positives,
+     * negatives, type-only negatives), from summary.json's test_group_token_acc. */
+    int n_groups;
+    char group_name[CELL_MAX_GROUPS][CELL_GROUP_NAME];
+    double group_acc[CELL_MAX_GROUPS];
 } CellResult;
 int cell_read_result(const char *dir, CellResult *r);
 

@@ -10,6 +10,10 @@
  *   grid.csv, grid.json    the rows (grid.json also every cell: status, exit code, log)
  *   heatmap[_PANEL].svg    the primary metric, rows × columns axes, one file per
  *                          value combination of the other axes
+ *   groups[_PANEL].svg     when the task has test-row groups (k-hop hop counts, Dyck
+ *                          negatives): token accuracy per group (columns) for every
+ *                          rows × columns point of the panel (rows); grid.csv and
+ *                          grid.json carry the same means
  *   summary.md, summary.csv  per panel and row value: the smallest column value
  *                          (width) whose mean reaches the threshold, with its FLOPs */
 #ifndef ATTNLAB_SWEEP_GRID_H
@@ -31,6 +35,7 @@ typedef struct GridRow {
     double mean[METRIC_COUNT], std[METRIC_COUNT];   /* NaN: no seed reported it / fewer than 2 */
     int n[METRIC_COUNT];
     double n_params, flops_per_seq;                 /* NaN until a seed finished */
+    double group_mean[CELL_MAX_GROUPS];             /* by SweepGrid.group_name; NaN: none */
 } GridRow;
 
 typedef struct SweepGrid {
@@ -38,6 +43,8 @@ typedef struct SweepGrid {
     GridCell *cells;              /* n_cells */
     GridRow *rows;                /* n_points */
     int has_answer;               /* some cell is a chain-of-thought task */
+    int n_groups;                 /* test-row groups any finished cell reported, in */
+    char group_name[CELL_MAX_GROUPS][CELL_GROUP_NAME];   /* order of first appearance */
     int done, failed, pending;    /* cells */
 } SweepGrid;
 

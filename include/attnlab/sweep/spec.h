@@ -79,9 +79,9 @@ void sweep_free_sets(char **sets, int n);
 /* Cell c's folder name: "attention.type=linear,task.length=20,d_model=32,seed=2"
  * (key paths without "model.", values with characters unsafe in file names as '_'). */
 void sweep_cell_name(const SweepSpec *s, long cell, char *out, size_t n);
-/* The effective config of cell c (base + its overrides).  Returns 0 or 2. */
 /* The same "key=value,…" text for the axes in axes_mask (bit a = axis a). */
 void sweep_values_name(const SweepSpec *s, const int *vi, unsigned axes_mask, char *out, size_t n);
+/* The effective config of cell c (base + its overrides).  Returns 0 or 2. */
 int  sweep_cell_config(const SweepSpec *s, const Config *base, long cell, Config *out, AlError *err);
 /* Does the task of config c report this metric (answer_acc: chain-of-thought tasks)? */
 int  sweep_metric_applies(SweepMetric m, const Config *c);
