@@ -4,6 +4,7 @@
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--quiet]
  *   ./train curve RUN_DIR…  [--metric M] [--out FILE.svg]
+ *   ./train mc CONFIG.json [--out DIR] [--quiet]
  *   ./train bench [--rounds N]
  *   ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--quiet]
  *   ./train sweep --merge DIR… [--out DIR]
@@ -12,6 +13,7 @@
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
  * 130/143 interrupted (a checkpoint was saved first). */
 #include "attnlab/anna/distill.h"
+#include "attnlab/exp/p002_run.h"
 #include "attnlab/report/curve.h"
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
@@ -41,6 +43,10 @@ static void usage(FILE *f) {
         "  ./train curve RUN_DIR… --out FILE.svg [--metric token_acc|seq_acc|answer_acc|test_loss]\n"
         "                                  the runs' test metric (default token_acc) vs step, one\n"
         "                                  line per run (e.g. a transformer and an LSTM)\n"
+        "  ./train mc CONFIG.json [--out DIR] [--quiet]\n"
+        "                                  paper 002's forward Monte-Carlo experiment (fixed softmax\n"
+        "                                  vs linear networks; success ratio vs one parameter;\n"
+        "                                  configs/paper002/, results/paper002/README.md)\n"
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train bench attention [--max-n N] [--out DIR]\n"
         "                                  one attention layer's time vs N: softmax, ANNA, linear, sparse\n"
@@ -176,6 +182,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "data")) return cmd_train(argc, argv, 2, 1);
     if (!strcmp(argv[1], "distill")) return cmd_distill(argc, argv);
     if (!strcmp(argv[1], "curve")) return cmd_curve(argc, argv);
+    if (!strcmp(argv[1], "mc")) return p002_mc_main(argc - 1, argv + 1);   /* paper 002 Monte Carlo */
     if (!strcmp(argv[1], "sweep")) {
         AlError err = {0};
         return report(sweep_main(argc - 1, argv + 1, &err), &err);

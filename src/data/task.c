@@ -107,6 +107,20 @@ static int dyck_generator(const CfgTask *t, TaskData *td, AlError *err) {
     return 0;
 }
 
+static void ar_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
+    (void)split;
+    ar_sample(g->params, rng, ex);
+}
+
+static int ar_generator(const CfgTask *t, TaskData *td, AlError *err) {
+    ArParams *p = &td->params.ar;
+    *p = (ArParams){ t->seq_len, t->keys };
+    if (ar_check(p, err)) return err->code;
+    td->gen = (TaskGen){ .name = "assoc_recall", .vocab_size = ar_vocab_size(p), .n_classes = ar_n_classes(p),
+                         .max_len = ar_max_len(p), .sample = ar_task_sample, .params = p };
+    return 0;
+}
+
 /* The generator of a generated task (every type but match2 and file). */
 static int task_generator(const Config *c, TaskData *td, AlError *err) {
     switch (c->task.type) {
@@ -114,6 +128,7 @@ static int task_generator(const Config *c, TaskData *td, AlError *err) {
     case TASK_INDEX_LOOKUP: return idx_generator(&c->task, td, err);
     case TASK_ARITH: case TASK_LIS: case TASK_ED: return cot_generator(&c->task, td, err);
     case TASK_DYCK: return dyck_generator(&c->task, td, err);
+    case TASK_ASSOC_RECALL: return ar_generator(&c->task, td, err);
     case TASK_MATCH2: case TASK_FILE: break;
     }
     return al_fail(err, 2, "task.type %d has no generator", (int)c->task.type);
@@ -189,6 +204,7 @@ static const struct { const char *start, *key; } PARAM_KEYS[] = {
     { "dyck: seq_len", "task.seq_len" }, { "dyck: depth", "task.depth" }, { "dyck: types", "task.types" },
     { "index_lookup: alphabet", "task.alphabet" }, { "index_lookup: max_len", "task.seq_len" },
     { "index_lookup: min_len", "task.min_len" },
+    { "assoc_recall: seq_len", "task.seq_len" }, { "assoc_recall: keys", "task.keys" },
     { "khop: alphabet", "task.alphabet" }, { "khop: seq_len", "task.seq_len" },
     { "khop: min_hops", "task.min_hops" }, { "khop: max_hops", "task.max_hops" },
     { "match2: dataset size", "task.train_size" }, { "match2: ", "task.seq_len, task.modulus" },

@@ -6,6 +6,7 @@
 #define ATTNLAB_DATA_TASK_H
 
 #include "attnlab/data/dataset.h"
+#include "attnlab/data/assoc_recall.h"
 #include "attnlab/data/cot_arith.h"
 #include "attnlab/data/cot_ed.h"
 #include "attnlab/data/cot_lis.h"
@@ -29,6 +30,7 @@ typedef struct TaskData {
         LisParams lis;
         EdParams ed;
         DyckParams dyck;
+        ArParams ar;
     } params;
     int vocab_size, n_classes;
     int seq_len;                  /* the longest row of any split (the model's max_len) */

@@ -18,7 +18,8 @@
 #define DISTILL_MAX_VALUES 256    /* values in one ℓ or z list */
 #define CFG_PATH_MAX 512
 
-typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED, TASK_DYCK, TASK_FILE } CfgTaskType;
+typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED, TASK_DYCK,
+               TASK_ASSOC_RECALL, TASK_FILE } CfgTaskType;   /* "file" stays last in the listed choices */
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 typedef enum { MODEL_TRANSFORMER, MODEL_LSTM } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
@@ -30,8 +31,10 @@ typedef enum { SCHED_CONSTANT, SCHED_WARMUP_LINEAR, SCHED_WARMUP_COSINE } CfgSch
 typedef enum { NONFINITE_STOP, NONFINITE_SKIP } CfgNonfinite;   /* a step with a NaN/inf loss or grad norm */
 
 typedef struct CfgTask {
-    CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" | "lis" | "ed" | "dyck" | "file" */
-    int seq_len;             /* match2: N; khop: tokens incl. the hop-count token; index_lookup: max symbols N */
+    CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" | "lis" | "ed" | "dyck" |
+                                "assoc_recall" | "file" */
+    int seq_len;             /* match2: N; khop: tokens incl. the hop-count token; index_lookup: max symbols N;
+                                assoc_recall: context (key, value) pairs n */
     int modulus;             /* match2: M, tokens are 1..M−1; arith: the prime p */
     int train_size;          /* fixed training set size; 0 = fresh examples every step (not match2) */
     int alphabet;            /* khop, index_lookup: |Σ| */
@@ -46,6 +49,7 @@ typedef struct CfgTask {
     int letters;             /* ed: alphabet the strings use (public --using) */
     int uniform_costs;       /* ed: bool, Levenshtein costs instead of the public generator's */
     int depth, types;        /* dyck: bounded depth and bracket types (paper 003: 2, 2) */
+    int keys;                /* assoc_recall: key alphabet K >= seq_len; 0 = 4 * seq_len */
     char train_path[CFG_PATH_MAX], test_path[CFG_PATH_MAX];   /* file: JSONL datasets (data/README.md) */
 } CfgTask;
 
