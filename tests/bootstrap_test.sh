@@ -61,7 +61,7 @@ else echo "FAIL tests/run's last line: $(printf '%s\n' "$out" | tail -n 1)"; fai
 # but no Makefile; the launcher must configure again instead of failing in make.
 # (The sandbox holds no sources, so that configure fails too: its message is the check.)
 mkdir -p "$root/build" && : >"$root/build/CMakeCache.txt"
-out=$(sh "$root/train" --help 2>&1); rc=$?
+out=$(env -u AB_BUILD -u AB_CMAKE_ARGS sh "$root/train" --help 2>&1); rc=$?   # (tests/run --sanitize sets them)
 expect "failed configure left in build/" "$rc" "$out" "holds a failed configure; configuring it again"
 
 echo "bootstrap_test: $checks checks, $fails failed"
