@@ -129,6 +129,17 @@ static void test_short_run(void) {
           legends);
     CHECK(markers >= 6, "compare.svg has %d circle markers, want >= 6 (one per evaluation)", markers);
     free(svg);
+    /* A sweep cell (SWEEP/cells/CELL) is named "SWEEP: CELL". */
+    char cells[600], cell[700], cmd[1400];
+    snprintf(cells, sizeof cells, "%s/mysweep/cells", tmp);
+    snprintf(cell, sizeof cell, "%s/c1/", cells);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && ln -s '%s' '%s/c1'", cells, out, cells);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    const char *one_cell[1] = { cell };
+    CHECK(report_compare(one_cell, 1, "seq_acc", cmp, &e2) == 0, "compare a cell: %s", e2.msg);
+    svg = read_file(cmp);
+    CHECK(svg && strstr(svg, ">mysweep: c1<"), "a sweep cell's series is not named 'mysweep: c1'");
+    free(svg);
     CHECK(report_compare(two, 1, "accuracy", cmp, &e2) == 2 && strstr(e2.msg, "--metric must be token_acc"),
           "unknown metric: '%s'", e2.msg);
     CHECK(report_compare(two, 1, "answer_acc", cmp, &e2) == 2 && strstr(e2.msg, "full/metrics.jsonl: no 'answer_acc'"),

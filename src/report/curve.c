@@ -63,13 +63,27 @@ int report_curve(const char *run_dir, AlError *err) {
     return n < 0 || rc ? 1 : 0;
 }
 
-/* A series name: the run folder's last component ("results/p/cells/x/" → "x"). */
-static const char *folder_name(const char *dir, char *buf, size_t len) {
-    size_t end = strlen(dir);
+/* The [start, end) span of dir's last component, trailing slashes ignored. */
+static void last_component(const char *dir, size_t end, size_t *start, size_t *stop) {
     while (end > 1 && dir[end - 1] == '/') end--;
-    size_t start = end;
-    while (start > 0 && dir[start - 1] != '/') start--;
-    snprintf(buf, len, "%.*s", (int)(end - start), dir + start);
+    size_t s = end;
+    while (s > 0 && dir[s - 1] != '/') s--;
+    *start = s;
+    *stop = end;
+}
+
+/* A series name: the run folder's name ("results/arith" → "arith"); a sweep cell
+ * (".../SWEEP/cells/CELL") is "SWEEP: CELL", so cells of two sweeps stay apart. */
+static const char *folder_name(const char *dir, char *buf, size_t len) {
+    size_t s, e, ps, pe, ss, se;
+    last_component(dir, strlen(dir), &s, &e);
+    last_component(dir, s, &ps, &pe);
+    if (pe - ps == 5 && !strncmp(dir + ps, "cells", 5) && ps > 0) {
+        last_component(dir, ps, &ss, &se);
+        snprintf(buf, len, "%.*s: %.*s", (int)(se - ss), dir + ss, (int)(e - s), dir + s);
+    } else {
+        snprintf(buf, len, "%.*s", (int)(e - s), dir + s);
+    }
     return buf;
 }
 

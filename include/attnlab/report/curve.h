@@ -15,10 +15,11 @@ int report_curve(const char *run_dir, AlError *err);
 
 /* Several runs side by side: the test metric `metric` of metrics.jsonl ("token_acc",
  * "seq_acc", "answer_acc", or "test_loss") against the step, one series per run
- * named after its folder, written to out_svg (e.g. validation accuracy vs steps of
- * a transformer and an LSTM at the same problem size).  Accuracies get a fixed
- * [0, 1] axis.  0; 1 when a metrics.jsonl cannot be read or the file written; 2 for
- * an unknown metric or a run without any value of it (err names the run). */
+ * named after its folder (a sweep cell as "SWEEP: CELL"), written to out_svg (e.g.
+ * validation accuracy vs steps of a transformer and an LSTM at the same problem
+ * size).  Accuracies get a fixed [0, 1] axis.  0; 1 when a metrics.jsonl cannot be
+ * read or the file written; 2 for an unknown metric or a run without any value of
+ * it (err names the run). */
 int report_compare(const char *const *run_dirs, int n_runs, const char *metric, const char *out_svg,
                    AlError *err);
 
