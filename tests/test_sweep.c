@@ -349,6 +349,21 @@ static void test_groups(void) {
     free(svg);
 }
 
+/* A cell that stopped early (eval.stop_at_error) stays finished when the sweep's
+ * train.steps is raised; the others continue. */
+static void test_early_stop(void) {
+    char S[300];
+    snprintf(S, sizeof S, "%s/s", tmp);
+    CHECK(RUN("sweep", cfg, "--out", S, "--set", "eval.stop_at_error=1", "--quiet") == 0, "early-stop sweep failed");
+    CHECK(RUN("sweep", cfg, "--out", S, "--set", "eval.stop_at_error=1", "--set", "train.steps=80") == 0,
+          "sweep with raised steps failed");
+    EXPECT_OUTPUT("8 finished, 0 to resume, 0 to start");
+    /* Without the stop criterion the same cells are unfinished: they continue. */
+    CHECK(RUN("sweep", cfg, "--out", S, "--set", "eval.stop_at_error=-1", "--set", "train.steps=80") == 0,
+          "sweep without early stop failed");
+    EXPECT_OUTPUT("0 finished, 8 to resume, 0 to start");
+}
+
 static void test_errors(void) {
     char E[300], X[300];
     snprintf(E, sizeof E, "%s/e", tmp);
@@ -423,6 +438,7 @@ int main(void) {
     test_failure();
     test_interrupt();
     test_groups();
+    test_early_stop();
     test_errors();
     int rc = check_exit("test_sweep");
     char cmd[400];

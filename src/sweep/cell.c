@@ -54,7 +54,12 @@ CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t 
         snprintf(why, why_len, "holds a run of %ld steps, more than train.steps (%d)", done, expect->train.steps);
         return CELL_CONFLICT;
     }
-    if (done >= 0 && !cfg_first_difference(expect, &got) && (done == expect->train.steps || early)) return CELL_DONE;
+    if (done >= 0 && !cfg_first_difference(expect, &got) && done == expect->train.steps) return CELL_DONE;
+    /* A run that met its stop criterion is finished whatever train.steps says now:
+     * raising the steps of a sweep must not retrain the cells that converged. */
+    Config longer = got;
+    longer.train.steps = expect->train.steps;
+    if (done >= 0 && early && !cfg_first_difference(expect, &longer)) return CELL_DONE;
     snprintf(path, sizeof path, "%s/train_state.safetensors", dir);
     return sweep_exists(path) ? CELL_RESUME : CELL_NEW;
 }

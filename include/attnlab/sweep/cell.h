@@ -15,7 +15,8 @@
 typedef enum {
     CELL_NEW,        /* nothing worth keeping: run from scratch */
     CELL_RESUME,     /* a checkpoint of this config: continue with --resume */
-    CELL_DONE,       /* summary.json of exactly this config, all steps (or stopped early) */
+    CELL_DONE,       /* summary.json of exactly this config, all steps; or stopped early
+                        (eval.stop_at_error) with this config up to train.steps */
     CELL_CONFLICT    /* the folder holds another config's run: never touched */
 } CellState;
 
