@@ -1,7 +1,8 @@
 /* test_bad_inputs.c — runs every row of tests/bad_inputs.tsv (the table of every
  * error a bad config, dataset or checkpoint produces; its header says what each
  * column means) through the entry points `./train` uses: train_run for a run or a
- * --resume, distill_main for `./train distill`, jsonl_read for the reader limits.
+ * --resume, distill_main for `./train distill`, jsonl_read for the reader limits,
+ * report_grid_curve for `./train curve SWEEP_DIR --x AXIS` (a sweep's grid.json).
  *
  * Each row must fail with its exit code, and the message must name the input (the
  * file, or the --set override), the place in it (key path, line:column, line,
@@ -16,6 +17,7 @@
 #include "testutil.h"
 #include "attnlab/anna/distill.h"
 #include "attnlab/data/jsonl.h"
+#include "attnlab/report/grid_plot.h"
 #include "attnlab/train/trainer.h"
 
 #include <cJSON.h>
@@ -29,6 +31,7 @@
 #define TABLE "tests/bad_inputs.tsv"
 #define OK_CONFIG "tests/bad_inputs/config/ok.json"
 #define GOOD_TEST_SET "tests/bad_inputs/dataset/good.jsonl"
+#define GOOD_GRID "tests/bad_inputs/grid/ok.json"
 #define MAX_SETS 8
 
 static char tmp[256];
@@ -213,6 +216,28 @@ static int run_checkpoint(const Row *r, const char *out, const char **sets, int 
     return train_run(&o, err);
 }
 
+/* Grid rows: report_grid_curve of a sweep folder whose grid.json is INPUT (or made by
+ * a generator from the good one); sets: x=AXIS and metric=M.  A rejected grid leaves
+ * no figure. */
+static int run_grid(const Row *r, const char *out, const char **sets, int n_sets, char *file, long *n,
+                    AlError *err) {
+    const char *x = NULL, *metric = NULL;
+    for (int i = 0; i < n_sets; i++) {
+        if (!strncmp(sets[i], "x=", 2)) x = sets[i] + 2;
+        else if (!strncmp(sets[i], "metric=", 7)) metric = sets[i] + 7;
+        else CHECK(0, "line %d: bad option '%s' (x=AXIS or metric=M)", r->line, sets[i]);
+    }
+    char svg[600];
+    mkdir(out, 0755);
+    snprintf(file, 512, "%s/grid.json", out);
+    snprintf(svg, sizeof svg, "%s/figure.svg", out);
+    CHECK(copy_file(GOOD_GRID, file) == 0 && make_input(r, file, n) == 0, "line %d: cannot make the input '%s'",
+          r->line, r->input);
+    int rc = report_grid_curve(&out, 1, x ? x : "task.seq_len", metric, svg, err);
+    CHECK(!exists(svg), "%s:%d: a rejected grid left %s behind", TABLE, r->line, svg);
+    return rc;
+}
+
 static void run_row(Row *r, int index) {
     char out[400], file[512] = "", want[1024];
     const char *sets[MAX_SETS];
@@ -225,6 +250,8 @@ static void run_row(Row *r, int index) {
     else if (!strcmp(r->kind, "dataset")) rc = run_dataset(r, out, sets, n_sets, file, &err);
     else if (!strcmp(r->kind, "checkpoint") || !strcmp(r->kind, "model"))
         rc = run_checkpoint(r, out, sets, n_sets, file, &n, &err);
+    else if (!strcmp(r->kind, "grid"))
+        rc = run_grid(r, out, sets, n_sets, file, &n, &err);
     else {
         CHECK(0, "%s:%d: unknown kind '%s'", TABLE, r->line, r->kind);
         return;
@@ -233,6 +260,7 @@ static void run_row(Row *r, int index) {
     snprintf(num, sizeof num, "%ld", n);
     snprintf(want, sizeof want, "%s", r->message);
     substitute(want, sizeof want, "{FILE}", file);
+    substitute(want, sizeof want, "{DIR}", out);
     substitute(want, sizeof want, "{N}", num);
     CHECK(rc == r->exit && err.code == r->exit, "%s:%d (%s): exit %d (code %d), expected %d: %s", TABLE, r->line,
           r->input, rc, err.code, r->exit, err.msg);
@@ -275,8 +303,8 @@ int main(void) {
     CHECK(train_run(&o, &err) == 0, "the good run failed: %s", err.msg);
     char *table = tu_read_file(TABLE, NULL);
     CHECK(table != NULL, "cannot read %s (run from the repository root)", TABLE);
-    int rows = 0, line_no = 0, per_kind[4] = {0};
-    static const char *const KINDS[4] = { "config", "dataset", "checkpoint", "model" };
+    int rows = 0, line_no = 0, per_kind[5] = {0};
+    static const char *const KINDS[5] = { "config", "dataset", "checkpoint", "model", "grid" };
     for (char *line = table, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
@@ -287,10 +315,10 @@ int main(void) {
         CHECK(parsed, "%s:%d: not 7 tab-separated columns", TABLE, line_no);
         if (!parsed) continue;
         run_row(&r, rows++);
-        for (int k = 0; k < 4; k++) per_kind[k] += !strcmp(r.kind, KINDS[k]);
+        for (int k = 0; k < 5; k++) per_kind[k] += !strcmp(r.kind, KINDS[k]);
     }
-    printf("%d rows: %d config, %d dataset, %d checkpoint, %d model\n", rows, per_kind[0], per_kind[1], per_kind[2],
-           per_kind[3]);
+    printf("%d rows: %d config, %d dataset, %d checkpoint, %d model, %d grid\n", rows, per_kind[0], per_kind[1],
+           per_kind[2], per_kind[3], per_kind[4]);
     CHECK(rows > 100, "only %d rows in %s", rows, TABLE);
     free(table);
     char cmd[400];

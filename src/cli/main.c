@@ -4,6 +4,7 @@
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--quiet]
  *   ./train curve RUN_DIR…  [--metric M] [--out FILE.svg]
+ *   ./train curve SWEEP_DIR… --x AXIS --out FILE.svg [--metric M]
  *   ./train mc CONFIG.json [--out DIR] [--quiet]
  *   ./train bench [--rounds N]
  *   ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--quiet]
@@ -15,6 +16,7 @@
 #include "attnlab/anna/distill.h"
 #include "attnlab/exp/p002_run.h"
 #include "attnlab/report/curve.h"
+#include "attnlab/report/grid_plot.h"
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
 #include "attnlab/train/bench.h"
@@ -43,6 +45,11 @@ static void usage(FILE *f) {
         "  ./train curve RUN_DIR… --out FILE.svg [--metric token_acc|seq_acc|answer_acc|test_loss]\n"
         "                                  the runs' test metric (default token_acc) vs step, one\n"
         "                                  line per run (e.g. a transformer and an LSTM)\n"
+        "  ./train curve SWEEP_DIR… --x AXIS --out FILE.svg [--metric token_acc|seq_acc|answer_acc]\n"
+        "                                  the sweeps' grid.json metric (default: the first grid's\n"
+        "                                  sweep.metric; mean over seeds, std as error bars) vs the\n"
+        "                                  numeric axis AXIS (e.g. task.seq_len), one line per value\n"
+        "                                  combination of the other axes; log2 x when max/min >= 8\n"
         "  ./train mc CONFIG.json [--out DIR] [--quiet]\n"
         "                                  paper 002's forward Monte-Carlo experiment (fixed softmax\n"
         "                                  vs linear networks; success ratio vs one parameter;\n"
@@ -85,15 +92,17 @@ static int report(int rc, const AlError *err) {
 }
 
 /* ./train curve RUN_DIR: that run's curve.svg; with --out (and --metric) or several
- * folders: one test metric of every run against the step, in one figure. */
+ * folders: one test metric of every run against the step, in one figure; with --x
+ * AXIS: sweep folders' grid metric against that axis. */
 static int cmd_curve(int argc, char **argv) {
-    const char *dirs[64], *metric = NULL, *out = NULL;
+    const char *dirs[64], *metric = NULL, *out = NULL, *x = NULL;
     int n = 0;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--metric") || !strcmp(argv[i], "--out")) {
+        const char **value = !strcmp(argv[i], "--metric") ? &metric : !strcmp(argv[i], "--out") ? &out
+                           : !strcmp(argv[i], "--x") ? &x : NULL;
+        if (value) {
             if (i + 1 == argc) return usage_error("curve: %s needs a value", argv[i]);
-            *(argv[i][2] == 'm' ? &metric : &out) = argv[i + 1];
-            i++;
+            *value = argv[++i];
         } else if (argv[i][0] == '-') {
             return usage_error("curve: unknown option '%s'", argv[i]);
         } else if (n == 64) {
@@ -104,6 +113,8 @@ static int cmd_curve(int argc, char **argv) {
     }
     if (!n) return usage_error("%s", "curve needs a run folder (e.g. results/match2)");
     AlError err = {0};
+    if (x && !out) return usage_error("curve: --x %s needs --out FILE.svg (the figure to write)", x);
+    if (x) return report(report_grid_curve(dirs, n, x, metric, out, &err), &err);
     if (n == 1 && !metric && !out) return report(report_curve(dirs[0], &err), &err);
     if (!out) return usage_error("%s", "curve: comparing runs (several folders or --metric) needs --out FILE.svg");
     return report(report_compare(dirs, n, metric ? metric : "token_acc", out, &err), &err);

@@ -72,9 +72,7 @@ static void last_component(const char *dir, size_t end, size_t *start, size_t *s
     *stop = end;
 }
 
-/* A series name: the run folder's name ("results/arith" → "arith"); a sweep cell
- * (".../SWEEP/cells/CELL") is "SWEEP: CELL", so cells of two sweeps stay apart. */
-static const char *folder_name(const char *dir, char *buf, size_t len) {
+const char *report_folder_name(const char *dir, char *buf, size_t len) {
     size_t s, e, ps, pe, ss, se;
     last_component(dir, strlen(dir), &s, &e);
     last_component(dir, s, &ps, &pe);
@@ -106,7 +104,7 @@ int report_compare(const char *const *run_dirs, int n_runs, const char *metric, 
         if (n >= 0 && !any)
             rc = al_fail(err, 2, "%s/metrics.jsonl: no '%s' in any line (chain-of-thought tasks report answer_acc; "
                          "every run reports token_acc, seq_acc and test_loss)", run_dirs[r], metric);
-        s[r] = (SvgSeries){ folder_name(run_dirs[r], names[r], sizeof names[r]), n, xr, yr, NULL };
+        s[r] = (SvgSeries){ report_folder_name(run_dirs[r], names[r], sizeof names[r]), n, xr, yr, NULL };
     }
     if (!rc) {
         char title[96];

@@ -1,6 +1,7 @@
 /* cell.c — see cell.h. */
 #include "attnlab/sweep/cell.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/util/fsutil.h"
 #include "files.h"
 
 #include <cJSON.h>
@@ -13,7 +14,7 @@
 static cJSON *read_json(const char *dir, const char *file) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    char *text = sweep_read_text(path);
+    char *text = al_read_file(path, NULL);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     free(text);
     return j;

@@ -21,29 +21,6 @@ void sw_csv_field(StrBuf *b, const char *text) {
     strbuf_printf(b, "\"");
 }
 
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0, got;
-    char *buf = al_malloc(cap);
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
-        if ((n += got) + 1 >= cap) buf = al_realloc(buf, cap *= 2);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-char *sweep_read_text(const char *path) {
-    size_t len;
-    return read_all(path, &len);
-}
-
 int sweep_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
@@ -66,7 +43,7 @@ int sweep_copy_files(const char *from, const char *to, AlError *err) {
         snprintf(dst, sizeof dst, "%s/%s", to, e->d_name);
         if (stat(src, &st) != 0 || !S_ISREG(st.st_mode) || strstr(e->d_name, ".tmp.")) continue;
         size_t len = 0;
-        char *bytes = read_all(src, &len);
+        char *bytes = al_read_file(src, &len);
         if (!bytes) rc = al_fail(err, 1, "cannot read '%s': %s", src, strerror(errno));
         const void *chunks[1] = { bytes };
         if (!rc) rc = atomic_write(dst, chunks, &len, 1, err);

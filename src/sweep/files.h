@@ -10,8 +10,6 @@
 /* Appends one CSV field: quoted (with "" for ") when it holds , " or a line break. */
 void sw_csv_field(StrBuf *b, const char *text);
 
-/* The whole file, NUL-terminated (malloc'ed), or NULL when it cannot be read. */
-char *sweep_read_text(const char *path);
 /* Does path exist (any kind of file)? */
 int   sweep_exists(const char *path);
 /* Copies every regular file of folder `from` into folder `to` (created), each file

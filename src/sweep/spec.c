@@ -198,15 +198,17 @@ static void append_safe(char *out, size_t n, size_t *len, const char *text, int 
     out[*len] = 0;
 }
 
+const char *sweep_short_key(const char *key) {
+    return strncmp(key, "model.", 6) ? key : key + 6;   /* the most common axes read shortest */
+}
+
 void sweep_values_name(const SweepSpec *s, const int *vi, unsigned axes_mask, char *out, size_t n) {
     size_t len = 0;
     out[0] = 0;
     for (int a = 0; a < s->n_axes; a++) {
         if (!((axes_mask >> a) & 1u)) continue;
-        const char *key = s->axes[a].key;
-        if (!strncmp(key, "model.", 6)) key += 6;   /* the most common axes read shortest */
         if (len) append_safe(out, n, &len, ",", 1);
-        append_safe(out, n, &len, key, 0);
+        append_safe(out, n, &len, sweep_short_key(s->axes[a].key), 0);
         append_safe(out, n, &len, "=", 1);
         append_safe(out, n, &len, s->axes[a].label[vi[a]], 0);
     }

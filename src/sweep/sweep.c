@@ -301,9 +301,9 @@ static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
 static int read_sweep_folder(const char *dir, char **base_json, char **spec_json, AlError *err) {
     char path[CFG_PATH_MAX + 32];
     sweep_base_path(dir, path, sizeof path);
-    *base_json = sweep_read_text(path);
+    *base_json = al_read_file(path, NULL);
     snprintf(path, sizeof path, "%s/sweep.json", dir);
-    *spec_json = sweep_read_text(path);
+    *spec_json = al_read_file(path, NULL);
     if (!*base_json || !*spec_json)
         return al_fail(err, 2, "sweep --merge: '%s' is not a sweep folder (no readable %s)", dir,
                        *base_json ? "sweep.json" : "base_config.json");

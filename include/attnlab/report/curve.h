@@ -9,6 +9,8 @@
 
 #include "attnlab/util/error.h"
 
+#include <stddef.h>
+
 /* 0, or 1 when metrics.jsonl cannot be read or curve.svg written (err names the
  * file).  Lines without the fields, or with non-positive losses, are skipped. */
 int report_curve(const char *run_dir, AlError *err);
@@ -22,5 +24,10 @@ int report_curve(const char *run_dir, AlError *err);
  * it (err names the run). */
 int report_compare(const char *const *run_dirs, int n_runs, const char *metric, const char *out_svg,
                    AlError *err);
+
+/* A series name for a folder, written into buf (len bytes) and returned: its last
+ * component ("results/arith/" → "arith"); a sweep cell (".../SWEEP/cells/CELL") is
+ * "SWEEP: CELL", so cells of two sweeps stay apart. */
+const char *report_folder_name(const char *dir, char *buf, size_t len);
 
 #endif

@@ -79,6 +79,9 @@ void sweep_free_sets(char **sets, int n);
 /* Cell c's folder name: "attention.type=linear,task.length=20,d_model=32,seed=2"
  * (key paths without "model.", values with characters unsafe in file names as '_'). */
 void sweep_cell_name(const SweepSpec *s, long cell, char *out, size_t n);
+/* An axis key as cell folders and figures show it: without "model."
+ * ("model.attention.type" → "attention.type"; "task.seq_len" stays). */
+const char *sweep_short_key(const char *key);
 /* The same "key=value,…" text for the axes in axes_mask (bit a = axis a). */
 void sweep_values_name(const SweepSpec *s, const int *vi, unsigned axes_mask, char *out, size_t n);
 /* The effective config of cell c (base + its overrides).  Returns 0 or 2. */
