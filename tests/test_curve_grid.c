@@ -25,13 +25,7 @@
 
 static char tmp[256];
 
-static const char *in_tmp(const char *name) {
-    static char buf[16][600];
-    static int k;
-    k = (k + 1) % 16;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
-    return buf[k];
-}
+static const char *in_tmp(const char *name) { return tu_path(tmp, name); }
 
 /* ---- fixtures ---------------------------------------------------------------------- */
 

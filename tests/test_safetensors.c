@@ -8,6 +8,7 @@
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/io/safetensors.h"
 #include "check.h"
+#include "testutil.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -25,13 +26,7 @@
 static char tmpdir[256];
 
 /* Path of a file in the test's directory; a few rotating buffers. */
-static const char *P(const char *name) {
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
+static const char *P(const char *name) { return tu_path(tmpdir, name); }
 
 static unsigned char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");

@@ -18,13 +18,7 @@
 static char tmpdir[256];
 static int have_python;
 
-static const char *P(const char *name) {
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
+static const char *P(const char *name) { return tu_path(tmpdir, name); }
 
 /* The whole file as a NUL-terminated string (NULL if unreadable). */
 static char *slurp(const char *path) { return tu_read_file(path, NULL); }

@@ -57,3 +57,11 @@ int tu_same_text(const char *a, const char *b) {
     free(y);
     return same;
 }
+
+const char *tu_path(const char *dir, const char *name) {
+    static char buf[16][1024];
+    static int k;
+    k = (k + 1) % 16;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}

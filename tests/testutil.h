@@ -11,6 +11,9 @@ char *tu_read_file(const char *path, size_t *len);
 /* Writes text to path (plain fopen/fputs: test fixtures, not atomic). 0 on success. */
 int   tu_write_file(const char *path, const char *text);
 
+/* "dir/name" in one of 16 rotating static buffers, so a few paths can be live at
+ * once (e.g. the two arguments of one call). */
+const char *tu_path(const char *dir, const char *name);
 /* Do two text files hold the same text (both readable)? */
 int   tu_same_text(const char *a, const char *b);
 /* Starts argv[0] (a path, or a name looked up in PATH) with argv, stdout and
