@@ -51,13 +51,7 @@ static int finish(pid_t pid) { return tu_wait(pid); }
 
 static char *output(void) { return tu_read_file(out_text, NULL); }
 
-static char *in(const char *dir, const char *file) {
-    static char buf[8][1024];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, file);
-    return buf[k];
-}
+static const char *in(const char *dir, const char *file) { return tu_path(dir, file); }
 
 static char *read_in(const char *dir, const char *file) { return tu_read_file(in(dir, file), NULL); }
 
