@@ -85,6 +85,12 @@ static void write_fixtures(void) {
     write_grid(in_tmp("tiny_lstm"), "[{\"key\": \"task.seq_len\", \"values\": [4, 8, 16, 32, 64]},"
                " {\"key\": \"model.n_layers\", \"values\": [1]}]", rows);
     rows[0] = 0;
+    for (int i = 0; i < 2; i++) {
+        snprintf(values, sizeof values, "\"task.seq_len\": %d", N[i]);
+        add_row(rows, sizeof rows, values, 1, NAN, NAN);
+    }
+    write_grid(in_tmp("pending"), "[{\"key\": \"task.seq_len\", \"values\": [4, 8]}]", rows);
+    rows[0] = 0;
     for (int k = 2; k <= 5; k += k == 2 ? 1 : 2)
         for (int d = 8; d <= 16; d += 8) {
             snprintf(values, sizeof values, "\"task.k\": %d, \"model.d_model\": %d", k, d);
@@ -248,6 +254,10 @@ static void test_command_line(void) {
              "axes: task.seq_len, model.attention.type, model.d_model)", tf);
     expect_output(log, want);
     CHECK(access(in_tmp("bad.svg"), F_OK) != 0, "a rejected grid left a figure");
+    const char *pending[] = { in_tmp("pending"), "--x", "task.seq_len", "--out", in_tmp("pending.svg"), NULL };
+    CHECK(run_bin(log, pending) == 2, "a grid with no finished point: exit 2");
+    expect_output(log, "no point with both x and y given");
+    CHECK(access(in_tmp("pending.svg"), F_OK) != 0, "a grid with no finished point left a figure");
 }
 
 int main(void) {
