@@ -28,15 +28,7 @@ static const char *BASE =
 static int load(const char *sweep, Config *base, SweepSpec *s, AlError *err) {
     char text[4096];
     snprintf(text, sizeof text, "%s%s%s }\n", BASE, sweep ? ",\n  \"sweep\": " : "", sweep ? sweep : "");
-    CHECK(tu_write_file(path, text) == 0, "cannot write %s", path);
-    char *json = NULL;
-    memset(err, 0, sizeof *err);
-    memset(s, 0, sizeof *s);
-    int rc = cfg_load_sweep(base, path, NULL, 0, &json, err);
-    if (!rc && !json) rc = al_fail(err, 2, "%s: no 'sweep' section", path);
-    if (!rc) rc = sweep_spec_parse(s, json, base, path, err);
-    free(json);
-    return rc;
+    return tu_load_sweep(path, text, base, s, err);
 }
 
 static void expect_fail(int line, const char *sweep, const char *const *parts) {

@@ -31,6 +31,18 @@ int tu_write_file(const char *path, const char *text) {
     return (fclose(f) != 0 || bad) ? -1 : 0;
 }
 
+int tu_load_sweep(const char *path, const char *text, Config *base, SweepSpec *s, AlError *err) {
+    char *json = NULL;
+    memset(err, 0, sizeof *err);
+    memset(s, 0, sizeof *s);
+    if (tu_write_file(path, text)) return al_fail(err, 1, "%s: cannot write the test config", path);
+    int rc = cfg_load_sweep(base, path, NULL, 0, &json, err);
+    if (!rc && !json) rc = al_fail(err, 2, "%s: no 'sweep' section", path);
+    if (!rc) rc = sweep_spec_parse(s, json, base, path, err);
+    free(json);
+    return rc;
+}
+
 pid_t tu_spawn(const char *const *argv, const char *out) {
     fflush(NULL);
     pid_t pid = fork();

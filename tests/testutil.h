@@ -2,6 +2,8 @@
 #ifndef ATTNLAB_TESTS_TESTUTIL_H
 #define ATTNLAB_TESTS_TESTUTIL_H
 
+#include "attnlab/sweep/spec.h"
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,6 +21,10 @@ int   tu_same_text(const char *a, const char *b);
 /* Starts argv[0] (a path, or a name looked up in PATH) with argv, stdout and
  * stderr both going to the file out (truncated).  Returns the child's pid. */
 pid_t tu_spawn(const char *const *argv, const char *out);
+/* Writes text (a config with a "sweep" section) to path and reads it as ./train sweep
+ * does: the base config, then the spec (free with sweep_spec_free whatever the
+ * result).  0, or the loader's code with err set (2 when there is no sweep). */
+int   tu_load_sweep(const char *path, const char *text, Config *base, SweepSpec *s, AlError *err);
 /* Waits for pid: its exit status, or 128 + the signal that killed it. */
 int   tu_wait(pid_t pid);
 

@@ -1,6 +1,7 @@
-/* report.c — a grid's heatmaps (src/report/svg.c) and its summary table: per
+/* report.c — a grid's heatmaps (src/report/svg.c) and its summary tables: per
  * architecture and problem size, the smallest width whose mean metric reaches the
- * threshold, and that model's FLOPs per sequence (paper 004, Table 2).
+ * threshold, and that model's FLOPs per sequence (paper 004, Table 2); then the
+ * metric at every point, laid out as a write-up's table (paper 004, Fig. 1).
  *
  * Layout: the spec's rows and cols axes span each heatmap (and the table's size
  * and width); every value combination of the remaining axes — the "panels", e.g.
@@ -128,6 +129,60 @@ static int smallest_reaching(const SweepGrid *g, int *vi, int r) {
     return best;
 }
 
+/* Every point's mean metric in one markdown table: the rows axis down; across, each
+ * panel's columns ("attention.type=softmax, d_model=16", then "32", …).  Percent,
+ * "± std" from two seeds on, "—" where no seed has finished. */
+static void write_point_table(const SweepGrid *g, StrBuf *md) {
+    const SweepSpec *s = g->spec;
+    const SweepAxis *cols = &s->axes[s->cols], *rows = s->rows >= 0 ? &s->axes[s->rows] : NULL;
+    const int m = s->metric;
+    long n_panels;
+    unsigned mask = panel_mask(s, &n_panels);
+    int vi[SWEEP_MAX_AXES] = {0};
+    char panel[SWEEP_NAME_MAX];
+    strbuf_printf(md, "\n## Test %s at every point (%%, mean ± std over seeds)\n\n| %s |", sweep_metric_names[m],
+                  rows ? rows->key : "");
+    for (long q = 0; q < n_panels; q++) {
+        panel_values(s, mask, q, vi);
+        sweep_values_name(s, vi, mask, panel, sizeof panel);
+        strbuf_printf(md, " %s%s%s=%s |", panel, *panel ? ", " : "", sweep_short_key(cols->key), cols->label[0]);
+        for (int c = 1; c < cols->n; c++) strbuf_printf(md, " %s |", cols->label[c]);
+    }
+    strbuf_printf(md, "\n|---|");
+    for (long k = 0; k < n_panels * cols->n; k++) strbuf_printf(md, "---|");
+    for (int r = 0; r < n_rows(s); r++) {
+        strbuf_printf(md, "\n| %s |", rows ? rows->label[r] : "all");
+        for (long q = 0; q < n_panels; q++) {
+            panel_values(s, mask, q, vi);
+            for (int c = 0; c < cols->n; c++) {
+                const GridRow *row = row_at(g, vi, r, c);
+                if (row->n[m] == 0) {
+                    strbuf_printf(md, " — |");
+                    continue;
+                }
+                strbuf_printf(md, " %.1f", 100 * row->mean[m]);
+                if (row->n[m] >= 2) strbuf_printf(md, " ± %.1f", 100 * row->std[m]);
+                strbuf_printf(md, " |");
+            }
+        }
+    }
+    strbuf_printf(md, "\n");
+}
+
+/* The columns' smallest and largest values, for "none of 16..64": by number when
+ * every value is a number, else the first and last listed. */
+static void col_span(const SweepAxis *cols, int *lo, int *hi) {
+    *lo = 0, *hi = cols->n - 1;
+    for (int c = 0; c < cols->n; c++) {
+        if (!isfinite(cols->num[c])) {
+            *lo = 0, *hi = cols->n - 1;
+            return;
+        }
+        if (cols->num[c] < cols->num[*lo]) *lo = c;
+        if (cols->num[c] > cols->num[*hi]) *hi = c;
+    }
+}
+
 int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
     const SweepSpec *s = g->spec;
     const SweepAxis *cols = &s->axes[s->cols];
@@ -163,8 +218,10 @@ int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
                     strbuf_printf(&md, " %s |", label);
                 }
             if (!row) {
+                int lo, hi;
+                col_span(cols, &lo, &hi);
                 strbuf_printf(&csv, ",,,\n");
-                strbuf_printf(&md, " none of %s..%s | | | |\n", cols->label[0], cols->label[cols->n - 1]);
+                strbuf_printf(&md, " none of %s..%s | | | |\n", cols->label[lo], cols->label[hi]);
                 continue;
             }
             sw_csv_field(&csv, cols->label[best]);
@@ -177,6 +234,7 @@ int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
             strbuf_printf(&md, " %.4g |\n", row->flops_per_seq);
         }
     }
+    write_point_table(g, &md);
     snprintf(path, sizeof path, "%s/summary.csv", out_dir);
     int rc = write_text_atomic(path, csv.s, err);
     snprintf(path, sizeof path, "%s/summary.md", out_dir);
