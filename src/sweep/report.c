@@ -114,6 +114,14 @@ int grid_write_figures(const SweepGrid *g, const char *out_dir, AlError *err) {
 
 /* ---- the summary table ------------------------------------------------------------------- */
 
+/* Whether column c comes before column `best` (−1: none yet) in width order: by
+ * number when both values are numbers, else in the order listed. */
+static int col_before(const SweepAxis *cols, int c, int best) {
+    if (best < 0) return 1;
+    if (isfinite(cols->num[c]) && isfinite(cols->num[best])) return cols->num[c] < cols->num[best];
+    return c < best;
+}
+
 /* The column (width) index reaching the threshold with the smallest value — by
  * number when the values are numbers, else the first listed — or −1. */
 static int smallest_reaching(const SweepGrid *g, int *vi, int r) {
@@ -122,11 +130,22 @@ static int smallest_reaching(const SweepGrid *g, int *vi, int r) {
     int best = -1;
     for (int c = 0; c < cols->n; c++) {
         const GridRow *row = row_at(g, vi, r, c);
-        if (!(row->mean[s->metric] >= s->threshold)) continue;
-        if (best < 0 || (isfinite(cols->num[c]) && isfinite(cols->num[best]) && cols->num[c] < cols->num[best]))
-            best = c;
+        if (row->mean[s->metric] >= s->threshold && col_before(cols, c, best)) best = c;
     }
     return best;
+}
+
+/* The columns before `best` (all of them when best is −1) where no seed has
+ * finished, space-separated in the order listed: while there are any, the answer is
+ * provisional — a narrower width may still reach the threshold.  Returns how many. */
+static int unfinished_before(const SweepGrid *g, int *vi, int r, int best, StrBuf *out) {
+    const SweepSpec *s = g->spec;
+    const SweepAxis *cols = &s->axes[s->cols];
+    int n = 0;
+    for (int c = 0; c < cols->n; c++)
+        if (c != best && col_before(cols, c, best) && row_at(g, vi, r, c)->n[s->metric] == 0)
+            strbuf_printf(out, "%s%s", n++ ? " " : "", cols->label[c]);
+    return n;
 }
 
 /* Every point's mean metric in one markdown table: the rows axis down; across, each
@@ -183,6 +202,47 @@ static void col_span(const SweepAxis *cols, int *lo, int *hi) {
     }
 }
 
+/* One summary row (panel vi, row r): the smallest width reaching the threshold, its
+ * metric, parameters and FLOPs, and the narrower widths not finished yet. */
+static void summary_row(const SweepGrid *g, unsigned mask, int *vi, int r, StrBuf *csv, StrBuf *md) {
+    const SweepSpec *s = g->spec;
+    const SweepAxis *cols = &s->axes[s->cols];
+    char num[40];
+    int best = smallest_reaching(g, vi, r);
+    const GridRow *row = best >= 0 ? row_at(g, vi, r, best) : NULL;
+    StrBuf pending = {0};
+    int n_pending = unfinished_before(g, vi, r, best, &pending);
+    strbuf_printf(md, "|");
+    for (int a = 0; a < s->n_axes; a++)
+        if (((mask >> a) & 1u) || a == s->rows) {
+            const char *label = s->axes[a].label[a == s->rows ? r : vi[a]];
+            sw_csv_field(csv, label), strbuf_printf(csv, ",");
+            strbuf_printf(md, " %s |", label);
+        }
+    if (!row) {
+        int lo, hi;
+        col_span(cols, &lo, &hi);
+        if (n_pending) strbuf_printf(md, " none so far | | | |");
+        else strbuf_printf(md, " none of %s..%s | | | |", cols->label[lo], cols->label[hi]);
+        strbuf_printf(csv, ",,,");
+    } else {
+        sw_csv_field(csv, cols->label[best]);
+        strbuf_printf(md, " %s |", cols->label[best]);
+        strbuf_printf(csv, ",%s", grid_fmt(row->mean[s->metric], num, sizeof num));
+        strbuf_printf(md, " %.4f |", row->mean[s->metric]);
+        strbuf_printf(csv, ",%s", grid_fmt(row->n_params, num, sizeof num));
+        strbuf_printf(md, " %s |", grid_fmt(row->n_params, num, sizeof num));
+        strbuf_printf(csv, ",%s", grid_fmt(row->flops_per_seq, num, sizeof num));
+        strbuf_printf(md, " %.4g |", row->flops_per_seq);
+    }
+    strbuf_printf(csv, ",");
+    if (n_pending) sw_csv_field(csv, pending.s);
+    strbuf_printf(csv, "\n");
+    if (n_pending) strbuf_printf(md, " %s", pending.s);
+    strbuf_printf(md, " |\n");
+    free(pending.s);
+}
+
 int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
     const SweepSpec *s = g->spec;
     const SweepAxis *cols = &s->axes[s->cols];
@@ -193,46 +253,22 @@ int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
     char num[40], path[2048];
     strbuf_printf(&md, "# Smallest %s reaching %s >= %s\n\n", cols->key, metric, grid_fmt(s->threshold, num, sizeof num));
     strbuf_printf(&md, "Mean test %s over the seeds that finished; FLOPs: forward FLOPs per sequence of that model "
-              "(model_flops_per_seq, include/attnlab/nn/model.h).\n\n|", metric);
+              "(model_flops_per_seq, include/attnlab/nn/model.h); not finished: smaller %s values with no finished seed "
+              "yet, so the answer may still change.\n\n|", metric, cols->key);
     for (int a = 0; a < s->n_axes; a++)
         if (((mask >> a) & 1u) || a == s->rows) {
             sw_csv_field(&csv, s->axes[a].key), strbuf_printf(&csv, ",");
             strbuf_printf(&md, " %s |", s->axes[a].key);
         }
-    strbuf_printf(&csv, "smallest_%s,%s_mean,n_params,flops_per_seq\n", cols->key, metric);
-    strbuf_printf(&md, " smallest %s | %s | params | FLOPs/seq |\n|", cols->key, metric);
+    strbuf_printf(&csv, "smallest_%s,%s_mean,n_params,flops_per_seq,not_finished\n", cols->key, metric);
+    strbuf_printf(&md, " smallest %s | %s | params | FLOPs/seq | not finished |\n|", cols->key, metric);
     for (int a = 0; a < s->n_axes; a++)
         if (((mask >> a) & 1u) || a == s->rows) strbuf_printf(&md, "---|");
-    strbuf_printf(&md, "---|---|---|---|\n");
+    strbuf_printf(&md, "---|---|---|---|---|\n");
     int vi[SWEEP_MAX_AXES] = {0};
     for (long q = 0; q < n_panels; q++) {
         panel_values(s, mask, q, vi);
-        for (int r = 0; r < n_rows(s); r++) {
-            int best = smallest_reaching(g, vi, r);
-            const GridRow *row = best >= 0 ? row_at(g, vi, r, best) : NULL;
-            strbuf_printf(&md, "|");
-            for (int a = 0; a < s->n_axes; a++)
-                if (((mask >> a) & 1u) || a == s->rows) {
-                    const char *label = s->axes[a].label[a == s->rows ? r : vi[a]];
-                    sw_csv_field(&csv, label), strbuf_printf(&csv, ",");
-                    strbuf_printf(&md, " %s |", label);
-                }
-            if (!row) {
-                int lo, hi;
-                col_span(cols, &lo, &hi);
-                strbuf_printf(&csv, ",,,\n");
-                strbuf_printf(&md, " none of %s..%s | | | |\n", cols->label[lo], cols->label[hi]);
-                continue;
-            }
-            sw_csv_field(&csv, cols->label[best]);
-            strbuf_printf(&md, " %s |", cols->label[best]);
-            strbuf_printf(&csv, ",%s", grid_fmt(row->mean[s->metric], num, sizeof num));
-            strbuf_printf(&md, " %.4f |", row->mean[s->metric]);
-            strbuf_printf(&csv, ",%s", grid_fmt(row->n_params, num, sizeof num));
-            strbuf_printf(&md, " %s |", grid_fmt(row->n_params, num, sizeof num));
-            strbuf_printf(&csv, ",%s\n", grid_fmt(row->flops_per_seq, num, sizeof num));
-            strbuf_printf(&md, " %.4g |\n", row->flops_per_seq);
-        }
+        for (int r = 0; r < n_rows(s); r++) summary_row(g, mask, vi, r, &csv, &md);
     }
     write_point_table(g, &md);
     snprintf(path, sizeof path, "%s/summary.csv", out_dir);

@@ -15,7 +15,8 @@
  *                          rows × columns point of the panel (rows); grid.csv and
  *                          grid.json carry the same means
  *   summary.md, summary.csv  per panel and row value: the smallest column value
- *                          (width) whose mean reaches the threshold, with its FLOPs;
+ *                          (width) whose mean reaches the threshold, with its FLOPs,
+ *                          and the narrower widths not finished yet (provisional);
  *                          summary.md then has every point's metric in one table
  *                          (rows axis down, panels × columns across) */
 #ifndef ATTNLAB_SWEEP_GRID_H
