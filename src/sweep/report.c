@@ -143,7 +143,7 @@ static int unfinished_before(const SweepGrid *g, int *vi, int r, int best, StrBu
     const SweepAxis *cols = &s->axes[s->cols];
     int n = 0;
     for (int c = 0; c < cols->n; c++)
-        if (c != best && col_before(cols, c, best) && row_at(g, vi, r, c)->n[s->metric] == 0)
+        if (col_before(cols, c, best) && row_at(g, vi, r, c)->n[s->metric] == 0)   /* never best itself */
             strbuf_printf(out, "%s%s", n++ ? " " : "", cols->label[c]);
     return n;
 }
