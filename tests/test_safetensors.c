@@ -423,13 +423,24 @@ static void test_atomic(void) {
     CHECK(strcmp(err.msg, want) == 0, "got: %s", err.msg);
     CHECK(access(P("no_such_dir"), F_OK) != 0, "directory created");
 
-    /* The target is a directory: the rename fails, the temp file goes away. */
+    /* The target is not a regular file (a folder, a FIFO, a link): refused before
+     * anything is written, and left as it was (the rename would have replaced a
+     * device node or a FIFO, as root even /dev/full). */
     mkdir(P("isdir"), 0755);
     CHECK(st_write(P("isdir"), &t, 1, NULL, 0, &err) == 1 &&
-          strstr(err.msg, "cannot rename the temporary file over it"), "%s", err.msg);
+          strstr(err.msg, "it exists and is a folder, not a regular file; refusing to replace it"), "%s", err.msg);
     struct stat st;
     CHECK(stat(P("isdir"), &st) == 0 && S_ISDIR(st.st_mode), "directory still there");
-    CHECK(count_temp_files() == 0, "temp file left after a failed rename");
+    CHECK(count_temp_files() == 0, "temp file left after a refused write");
+    CHECK(mkfifo(P("fifo"), 0644) == 0, "mkfifo");
+    CHECK(st_write(P("fifo"), &t, 1, NULL, 0, &err) == 1 &&
+          strstr(err.msg, "it exists and is a FIFO, not a regular file"), "%s", err.msg);
+    CHECK(lstat(P("fifo"), &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    CHECK(symlink(P("isdir"), P("link")) == 0, "symlink");
+    CHECK(st_write(P("link"), &t, 1, NULL, 0, &err) == 1 &&
+          strstr(err.msg, "it exists and is a symbolic link, not a regular file"), "%s", err.msg);
+    CHECK(lstat(P("link"), &st) == 0 && S_ISLNK(st.st_mode), "the link was replaced");
+    CHECK(count_temp_files() == 0, "temp file left after a refused write");
 
     /* A write that fails half-way (file size limit, as a full disk would): the old
      * file survives byte for byte. */

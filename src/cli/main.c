@@ -1,6 +1,6 @@
 /* main.c — the attnlab command line (run through the ./train launcher).
  *
- *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume] [--quiet]
+ *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume | --force] [--quiet]
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--quiet]
  *   ./train curve RUN_DIR…  [--metric M] [--out FILE.svg]
@@ -71,6 +71,8 @@ static void usage(FILE *f) {
         "                         (repeatable; value is JSON, or a bare string)\n"
         "  --out DIR              run folder (default: results/<name>)\n"
         "  --resume               continue the run in the run folder from its checkpoint\n"
+        "  --force                replace the run in the run folder (without it, a folder\n"
+        "                         holding a finished, resumable or different run is refused)\n"
         "  --quiet                no progress output (errors and the final line still print)\n"
         "\n"
         "The run folder gets config.json (effective config), metrics.jsonl (one line per\n"
@@ -139,6 +141,8 @@ static int cmd_train(int argc, char **argv, int first, int write_data) {
             opt.out_dir = argv[++i];
         } else if (!strcmp(a, "--resume")) {
             opt.resume = 1;
+        } else if (!strcmp(a, "--force")) {
+            opt.force = 1;
         } else if (!strcmp(a, "--quiet")) {
             opt.quiet = 1;
         } else if (a[0] == '-') {

@@ -96,9 +96,29 @@ static int write_chunks(FILE *f, const void *const *chunks, const size_t *sizes,
     return e;
 }
 
+static const char *file_kind(mode_t m) {
+    if (S_ISDIR(m)) return "a folder";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISLNK(m)) return "a symbolic link";
+    return "not a regular file";
+}
+
+/* The rename would replace whatever is at path: only a regular file (or nothing) may
+ * be there.  A device node, a folder (`--out /`) or a link is refused, untouched. */
+static int check_target(const char *path, AlError *err) {
+    struct stat st;
+    if (lstat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0;
+    return al_fail(err, 1, "cannot write '%s': it exists and is %s, not a regular file; refusing to replace it "
+                   "(give a path to a regular file)", path, file_kind(st.st_mode));
+}
+
 int atomic_write(const char *path, const void *const *chunks, const size_t *sizes,
                  int n_chunks, AlError *err) {
     AL_ASSERT(path && n_chunks >= 0 && (n_chunks == 0 || (chunks && sizes)));
+    if (check_target(path, err)) return err->code;
     char *tmp = temp_name(path);
     int rc = 0;
     /* A leftover temp with our pid can only come from a dead process that had it. */
@@ -109,12 +129,16 @@ int atomic_write(const char *path, const void *const *chunks, const size_t *size
         rc = fail_create(err, path, io_errno());
     } else {
         int e = write_chunks(f, chunks, sizes, n_chunks);
-        if (!e) testhook_rename_delay();   /* the fault tests aim kill -9 at this window */
+        if (!e) {   /* the fault tests aim kills at these two boundaries */
+            testhook_rename_delay();
+            testhook_write_boundary("temp", path);
+        }
         if (e) rc = fail(err, path, "", e);
         else if (rename(tmp, path) != 0)
             rc = fail(err, path, "cannot rename the temporary file over it: ", errno);
         if (rc) unlink(tmp);
-        else rc = sync_dir(path, err);
+        else testhook_write_boundary("renamed", path);
+        if (!rc) rc = sync_dir(path, err);
     }
     free(tmp);
     return rc;

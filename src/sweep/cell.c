@@ -1,6 +1,7 @@
 /* cell.c — see cell.h. */
 #include "attnlab/sweep/cell.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/train/runfolder.h"
 #include "attnlab/util/fsutil.h"
 #include "files.h"
 
@@ -36,12 +37,7 @@ CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t 
         return CELL_CONFLICT;
     }
     /* The keys the trainer lets a resumed run change (checkpoint.c, RESUMABLE_KEYS). */
-    Config same = got;
-    memcpy(same.name, expect->name, sizeof same.name);
-    same.train.steps = expect->train.steps;
-    same.train.threads = expect->train.threads;
-    same.eval = expect->eval;
-    const char *key = cfg_first_difference(expect, &same);
+    const char *key = runfolder_resume_difference(expect, &got);
     if (key) {
         snprintf(why, why_len, "holds a run of another config (%s differs)", key);
         return CELL_CONFLICT;
@@ -62,7 +58,16 @@ CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t 
     longer.train.steps = expect->train.steps;
     if (done >= 0 && early && !cfg_first_difference(expect, &longer)) return CELL_DONE;
     snprintf(path, sizeof path, "%s/train_state.safetensors", dir);
-    return sweep_exists(path) ? CELL_RESUME : CELL_NEW;
+    if (sweep_exists(path)) return CELL_RESUME;
+    /* Finished before, with no checkpoint to continue from (training states are not
+     * kept in git): the trainer would refuse to start over it, so say it here, before
+     * the sweep starts anything. */
+    if (done >= 0) {
+        snprintf(why, why_len, "holds a finished run of %ld steps and no train_state.safetensors to continue it to "
+                 "train.steps (%d)", done, expect->train.steps);
+        return CELL_CONFLICT;
+    }
+    return CELL_NEW;
 }
 
 int cell_read_result(const char *dir, CellResult *r) {

@@ -107,6 +107,10 @@ int checkpoint_save(const char *dir, const Model *m, const TrainState *st, const
     return save_model(dir, m, st->step, config_json, err);
 }
 
+int checkpoint_save_model(const char *dir, const Model *m, long step, const char *config_json, AlError *err) {
+    return save_model(dir, m, step, config_json, err);
+}
+
 /* ---- config compatibility ------------------------------------------------------------ */
 
 static void drop_resumable_keys(cJSON *root) {

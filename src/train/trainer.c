@@ -14,8 +14,10 @@
 #include "attnlab/train/evaluate.h"
 #include "attnlab/train/optim.h"
 #include "attnlab/train/progress.h"
+#include "attnlab/train/runfolder.h"
 #include "attnlab/train/step.h"
 #include "attnlab/util/fsutil.h"
+#include "attnlab/util/strbuf.h"
 #include "attnlab/util/testhook.h"
 
 #include <cJSON.h>
@@ -28,12 +30,43 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define TARGET_ERROR 0.01   /* the "time to ≤ 1% test error" the summary reports */
 #define MAX_SKIPPED_IN_A_ROW 10   /* train.on_nonfinite "skip" gives up after this many */
 
 static volatile sig_atomic_t g_signal;
 static void on_signal(int sig) { g_signal = sig; }
+
+/* SIGINT and SIGTERM only set g_signal: the loop saves a checkpoint and stops.  The
+ * handler stays installed (sigaction, not the one-shot signal()), so a second Ctrl-C
+ * cannot kill the process halfway through that save. */
+typedef struct SignalSave { struct sigaction old_int, old_term; } SignalSave;
+
+static void signals_install(SignalSave *s) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    g_signal = 0;
+    sigaction(SIGINT, &sa, &s->old_int);
+    sigaction(SIGTERM, &sa, &s->old_term);
+}
+
+static void signals_restore(const SignalSave *s) {
+    sigaction(SIGINT, &s->old_int, NULL);
+    sigaction(SIGTERM, &s->old_term, NULL);
+}
+
+/* Signals that arrive while a checkpoint is written wait until it is complete. */
+static void signals_defer(int defer, sigset_t *old) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(defer ? SIG_BLOCK : SIG_SETMASK, defer ? &set : old, defer ? old : NULL);
+}
 
 int train_set_threads(int cfg_threads) {
     int n = cfg_threads;
@@ -46,33 +79,46 @@ int train_set_threads(int cfg_threads) {
     return n;
 }
 
-/* ---- run folder -------------------------------------------------------------------- */
-
-static void join(char *out, size_t n, const char *dir, const char *file) {
-    snprintf(out, n, "%s/%s", dir, file);
+/* More threads than cores only adds contention (and each thread's buffers): 64
+ * threads on 2 cores once deadlocked under a memory limit.  Checked before the run
+ * folder is touched; ATTNLAB_THREADS (used when train.threads is 0) likewise. */
+static int check_threads(const Config *cfg, const char *source, AlError *err) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("ATTNLAB_THREADS");
+    if (cores <= 0) return 0;
+    if (cfg->train.threads > cores)
+        return al_fail(err, 2, "%s: train.threads: %d threads, but this machine has %ld core%s; use at most %ld "
+                       "(0: ATTNLAB_THREADS or 1)", source, cfg->train.threads, cores, cores == 1 ? "" : "s", cores);
+    if (cfg->train.threads <= 0 && env && atol(env) > cores)
+        return al_fail(err, 2, "ATTNLAB_THREADS=%s: more threads than the %ld core%s of this machine", env, cores,
+                       cores == 1 ? "" : "s");
+    return 0;
 }
 
-/* Keeps the metrics lines of steps ≤ step (a resumed run rewrites what follows);
- * *last = the last step kept, or −1. */
+/* ---- run folder -------------------------------------------------------------------- */
+
+
+/* Keeps the metrics lines of steps ≤ step (a resumed run rewrites what follows) and
+ * drops a last line without its newline (a kill in the middle of an append), so the
+ * next record never gets glued onto it; *last = the last step kept, or −1. */
 static int truncate_metrics(const char *path, long step, long *last, AlError *err) {
     *last = -1;
     FILE *f = fopen(path, "r");
     if (!f) return 0;
-    size_t cap = 1 << 16, len = 0;
-    char *kept = al_malloc(cap), line[4096];
-    while (fgets(line, sizeof line, f)) {
+    StrBuf kept = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0) {
         const char *s = strstr(line, "\"step\":");
-        if (!s || atol(s + 7) > step) continue;
+        if (line[len - 1] != '\n' || !s || atol(s + 7) > step) continue;
         *last = atol(s + 7);
-        size_t l = strlen(line);
-        if (len + l + 1 > cap) kept = al_realloc(kept, cap = 2 * (len + l + 1));
-        memcpy(kept + len, line, l);
-        len += l;
+        strbuf_printf(&kept, "%s", line);
     }
+    free(line);
     fclose(f);
-    kept[len] = '\0';
-    int rc = write_text_atomic(path, kept, err);
-    free(kept);
+    int rc = write_text_atomic(path, kept.s ? kept.s : "", err);
+    free(kept.s);
     return rc;
 }
 
@@ -81,7 +127,8 @@ static int truncate_metrics(const char *path, long step, long *last, AlError *er
 typedef struct Run {
     Config cfg;
     char *config_json;
-    char dir[CFG_PATH_MAX];
+    RunFolder folder;
+    const char *dir;       /* folder.dir */
     TaskData data;
     Model *model;
     Arena arena;
@@ -95,28 +142,57 @@ typedef struct Run {
     EvalResult last_eval;
     int have_eval;
     long saved_step;       /* step of the last checkpoint in the run folder; −1: none */
+    long model_step;       /* step of the model.safetensors this sitting wrote; −1: none */
     long logged_step;      /* step of the last line in metrics.jsonl; −1: none */
 } Run;
 
+/* A number as JSON: NaN and inf have no JSON spelling, so they are written null. */
+static void json_number(StrBuf *b, const char *key, double v) {
+    if (isfinite(v)) strbuf_printf(b, "\"%s\": %.6g, ", key, v);
+    else strbuf_printf(b, "\"%s\": null, ", key);
+}
+
+/* Appends one line to metrics.jsonl.  The fault tests may stop the process halfway
+ * through it (testhook "partial"): a resume drops such a line (truncate_metrics). */
+static int append_line(Run *r, const StrBuf *b) {
+    size_t half = testhook_boundaries_active() ? b->len / 2 : 0;
+    if (half) {
+        fwrite(b->s, 1, half, r->metrics);
+        fflush(r->metrics);
+        testhook_write_boundary("partial", "metrics.jsonl");
+    }
+    fwrite(b->s + half, 1, b->len - half, r->metrics);
+    return fflush(r->metrics);
+}
+
 static int write_metrics(Run *r, float lr, double train_loss) {
     const EvalResult *e = &r->last_eval;
-    fprintf(r->metrics,
-            "{\"step\": %ld, \"train_loss\": %.6g, \"test_loss\": %.6g, \"token_acc\": %.6g, "
-            "\"token_error\": %.6g, \"seq_acc\": %.6g, \"lr\": %.6g, \"grad_norm\": %.6g, ",
-            r->st.step, train_loss, e->loss, e->token_acc, 1 - e->token_acc, e->seq_acc,
-            (double)lr, r->st.grad_norm);
+    StrBuf b = {0};
+    strbuf_printf(&b, "{\"step\": %ld, ", r->st.step);
+    json_number(&b, "train_loss", train_loss);
+    json_number(&b, "test_loss", e->loss);
+    json_number(&b, "token_acc", e->token_acc);
+    json_number(&b, "token_error", 1 - e->token_acc);
+    json_number(&b, "seq_acc", e->seq_acc);
+    json_number(&b, "lr", lr);
+    json_number(&b, "grad_norm", r->st.grad_norm);
     /* Per-group accuracy (k-hop: per hop count; Dyck: positives, negatives, type-only). */
     int shown = 0;
     for (int g = 0; g < e->n_groups; g++) {
         if (!e->group_tokens[g]) continue;   /* e.g. hop counts the test set never draws */
-        fprintf(r->metrics, "%s\"%s\": %.6g", shown++ ? ", " : "\"group_token_acc\": {",
-                r->data.gen.group_names[g], e->group_acc[g]);
+        strbuf_printf(&b, "%s", shown++ ? "" : "\"group_token_acc\": {");
+        json_number(&b, r->data.gen.group_names[g], e->group_acc[g]);
     }
-    if (shown) fprintf(r->metrics, "}, ");
-    if (e->answer_acc >= 0) fprintf(r->metrics, "\"answer_acc\": %.6g, ", e->answer_acc);
-    if (r->cfg.train.on_nonfinite == NONFINITE_SKIP) fprintf(r->metrics, "\"skipped_steps\": %ld, ", r->st.skipped_steps);
-    fprintf(r->metrics, "\"elapsed_s\": %.3f}\n", r->st.elapsed_s);
-    return fflush(r->metrics);
+    if (shown) {
+        b.len -= 2;   /* the last ", " */
+        strbuf_printf(&b, "}, ");
+    }
+    if (e->answer_acc >= 0) json_number(&b, "answer_acc", e->answer_acc);
+    if (r->cfg.train.on_nonfinite == NONFINITE_SKIP) strbuf_printf(&b, "\"skipped_steps\": %ld, ", r->st.skipped_steps);
+    strbuf_printf(&b, "\"elapsed_s\": %.3f}\n", r->st.elapsed_s);
+    int rc = append_line(r, &b);
+    free(b.s);
+    return rc;
 }
 
 static void do_eval(Run *r, float lr) {
@@ -151,9 +227,26 @@ static int save(Run *r, AlError *err) {
                            "in %s (lower train.lr or set train.grad_clip)", r->st.step, i, (double)ps->data[i], r->dir);
     r->st.dropout_rng = r->tape.rng;
     if (!r->data.streaming) r->st.sampler = sampler_get_state(&r->sampler);
-    if (checkpoint_save(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
-    r->saved_step = r->st.step;
+    sigset_t old;
+    signals_defer(1, &old);
+    int rc = checkpoint_save(r->dir, r->model, &r->st, r->config_json, err);
+    signals_defer(0, &old);
+    if (rc) return err->code;
+    r->saved_step = r->model_step = r->st.step;
     return 0;
+}
+
+/* The run's final model.safetensors, unless this sitting wrote it at this step: a
+ * resume that finds the state at the last step must not leave a model one checkpoint
+ * old (killed between the final state's rename and the model's) or none at all. */
+static int save_final_model(Run *r, AlError *err) {
+    if (r->model_step == r->st.step) return 0;
+    sigset_t old;
+    signals_defer(1, &old);
+    int rc = checkpoint_save_model(r->dir, r->model, r->st.step, r->config_json, err);
+    signals_defer(0, &old);
+    if (!rc) r->model_step = r->st.step;
+    return rc;
 }
 
 static long peak_rss_kb(void) {
@@ -202,24 +295,24 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     cJSON_AddNumberToObject(j, "peak_rss_mb", peak_rss_kb() / 1024.0);
     char *text = cJSON_Print(j), path[CFG_PATH_MAX + 32];
     cJSON_Delete(j);
-    join(path, sizeof path, r->dir, "summary.json");
+    runfolder_path(&r->folder, "summary.json", path, sizeof path);
     int rc = write_text_atomic(path, text, err);
     free(text);
     return rc;
 }
 
-static int setup(Run *r, const TrainOptions *opt, AlError *err) {
+/* Everything that can refuse the run, in an order that costs nothing when it does:
+ * the config, the data, the machine (threads), the folder (lock; what a new run may
+ * replace), the model and the checkpoint to resume.  Only then does anything in
+ * the run folder change (config.json, metrics.jsonl, --force's removals). */
+static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     if (cfg_load(&r->cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
     r->config_json = cfg_to_json(&r->cfg);
-    if (opt->out_dir) snprintf(r->dir, sizeof r->dir, "%s", opt->out_dir);
-    else snprintf(r->dir, sizeof r->dir, "results/%s", r->cfg.name);
     if (task_build_from(&r->cfg, opt->config_path, &r->data, err)) return err->code;
-    if (al_mkdir_p(r->dir, err)) return err->code;
-    atomic_remove_stale(r->dir);   /* temp files of a run killed mid-write */
-    char path[CFG_PATH_MAX + 32];
-    join(path, sizeof path, r->dir, "config.json");
-    if (!opt->resume && write_text_atomic(path, r->config_json, err)) return err->code;
-
+    if (check_threads(&r->cfg, opt->config_path, err)) return err->code;
+    RunFolderOptions fo = { opt->out_dir, opt->config_path, opt->resume, opt->force };
+    if (runfolder_open(&r->folder, &r->cfg, &fo, err)) return err->code;
+    r->dir = r->folder.dir;
     r->threads = train_set_threads(r->cfg.train.threads);
     r->model = model_create(&r->cfg.model, r->data.vocab_size, r->data.n_classes, r->data.seq_len, r->cfg.seed);
     arena_init(&r->arena, 8u << 20);
@@ -229,21 +322,28 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     r->st.data_rng = rng_stream(r->cfg.seed, 0x73747265616d /* "stream" */);
     batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.streaming ? r->data.gen.max_len : r->data.train.seq_len);
     r->st.target_step = -1;
-    r->saved_step = r->logged_step = -1;
-    if (opt->resume) {
-        if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
-        /* config.json follows the latest sitting (train.steps or eval.* may have changed). */
-        if (write_text_atomic(path, r->config_json, err)) return err->code;
-        r->saved_step = r->st.step;
-        r->tape.rng = r->st.dropout_rng;
-        if (!r->data.streaming && sampler_set_state(&r->sampler, &r->st.sampler, err)) {
-            al_error_prefix(err, "%s/train_state.safetensors", r->dir);
-            return err->code = 1;   /* a checkpoint error, like the others */
-        }
-        join(path, sizeof path, r->dir, "metrics.jsonl");
-        if (truncate_metrics(path, r->st.step, &r->logged_step, err)) return err->code;
+    r->saved_step = r->model_step = r->logged_step = -1;
+    if (!opt->resume) return 0;
+    if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
+    r->saved_step = r->st.step;
+    r->tape.rng = r->st.dropout_rng;
+    if (!r->data.streaming && sampler_set_state(&r->sampler, &r->st.sampler, err)) {
+        al_error_prefix(err, "%s/train_state.safetensors", r->dir);
+        return err->code = 1;   /* a checkpoint error, like the others */
     }
-    join(path, sizeof path, r->dir, "metrics.jsonl");
+    return 0;
+}
+
+static int setup(Run *r, const TrainOptions *opt, AlError *err) {
+    if (check_all(r, opt, err)) return err->code;
+    char path[CFG_PATH_MAX + 32];
+    if (opt->force && runfolder_clear(&r->folder, err)) return err->code;
+    atomic_remove_stale(r->dir);   /* temp files of a run killed mid-write */
+    /* config.json follows the latest sitting (train.steps or eval.* may have changed). */
+    runfolder_path(&r->folder, "config.json", path, sizeof path);
+    if (write_text_atomic(path, r->config_json, err)) return err->code;
+    runfolder_path(&r->folder, "metrics.jsonl", path, sizeof path);
+    if (opt->resume && truncate_metrics(path, r->st.step, &r->logged_step, err)) return err->code;
     r->metrics = fopen(path, opt->resume ? "a" : "w");
     if (!r->metrics) return al_fail(err, 1, "cannot write '%s': %s", path, strerror(errno));
     return 0;
@@ -332,11 +432,16 @@ static int loop(Run *r, AlError *err) {
         }
     }
     if (g_signal) {
-        if (save(r, err)) return err->code;
-        progress_line(&r->progress, "interrupted at step %ld: checkpoint saved; continue with --resume", r->st.step);
+        if (r->saved_step != r->st.step && save(r, err)) return err->code;
+        /* stderr, and even with --quiet: whoever reads the log must see why it ended. */
+        if (r->progress.line_open) fputc('\n', stdout);
+        fflush(stdout);
+        fprintf(stderr, "attnlab: interrupted at step %ld (%s): checkpoint saved in %s; continue with --resume\n",
+                r->st.step, g_signal == SIGINT ? "SIGINT" : "SIGTERM", r->dir);
         return 128 + g_signal;
     }
     if (!r->have_eval) do_eval(r, lr);
+    if (save_final_model(r, err)) return err->code;
     if (write_summary(r, stopped_early, progress_now() - t0, r->st.step - first_step, train_s, err)) return err->code;
     if (report_curve(r->dir, err)) return err->code;
     double ms = r->st.step > first_step ? 1000 * train_s / (r->st.step - first_step) : 0;
@@ -351,6 +456,7 @@ static int loop(Run *r, AlError *err) {
 
 static void teardown(Run *r) {
     if (r->metrics) fclose(r->metrics);
+    runfolder_close(&r->folder);
     batch_free(&r->batch);
     sampler_free(&r->sampler);
     if (r->model) {
@@ -383,15 +489,15 @@ int train_write_data(const TrainOptions *opt, AlError *err) {
 
 int train_run(const TrainOptions *opt, AlError *err) {
     Run *r = al_calloc(1, sizeof *r);
+    dirlock_init(&r->folder.lock);
     progress_init(&r->progress, opt->quiet);
     int rc = setup(r, opt, err);
     if (!rc) {
         if (!opt->quiet) printf("effective config:\n%s\n", r->config_json);
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
+        SignalSave saved;
+        signals_install(&saved);
         rc = loop(r, err);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        signals_restore(&saved);
         if (!rc && r->cfg.distill.enabled)
             rc = distill_run(&r->cfg, r->model, &r->data, r->dir, opt->quiet, err);
     }

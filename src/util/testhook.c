@@ -2,6 +2,8 @@
  * a test program can set and clear them between runs in one process. */
 #include "attnlab/util/testhook.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,4 +26,26 @@ void testhook_rename_delay(void) {
     if (ms <= 0) return;
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) != 0) {}
+}
+
+static long env_long(const char *name) {
+    const char *s = getenv(name);
+    return s ? atol(s) : 0;
+}
+
+int testhook_boundaries_active(void) {
+    return env_long("ATTNLAB_TEST_KILL_AT_WRITE") > 0 || env_long("ATTNLAB_TEST_SIGNAL_AT_WRITE") > 0 ||
+           getenv("ATTNLAB_TEST_TRACE_WRITES");
+}
+
+void testhook_write_boundary(const char *what, const char *path) {
+    static long count;   /* one process, one sequence of boundaries */
+    if (!testhook_boundaries_active()) return;
+    long k = ++count;
+    if (getenv("ATTNLAB_TEST_TRACE_WRITES")) fprintf(stderr, "write boundary %ld: %s %s\n", k, what, path);
+    if (env_long("ATTNLAB_TEST_SIGNAL_AT_WRITE") == k) {
+        raise(SIGINT);
+        raise(SIGTERM);
+    }
+    if (env_long("ATTNLAB_TEST_KILL_AT_WRITE") == k) raise(SIGKILL);
 }

@@ -6,7 +6,10 @@
  * every call checked, flushed and fsync'ed, and only then renamed over <path>; the
  * directory is fsync'ed too so the rename itself survives a crash.  On any failure
  * the temporary file is removed, <path> is left exactly as it was, and err holds
- * "cannot write '<path>': <reason>" with code 1. */
+ * "cannot write '<path>': <reason>" with code 1.  Only a regular file (or nothing)
+ * at <path> is ever replaced: a device node, FIFO, socket, folder or symbolic link
+ * there is refused before anything is written (`--out /dev/full` as root must not
+ * turn the device into a file). */
 #ifndef ATTNLAB_IO_ATOMIC_FILE_H
 #define ATTNLAB_IO_ATOMIC_FILE_H
 

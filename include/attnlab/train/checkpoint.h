@@ -33,6 +33,10 @@ typedef struct TrainState {
 
 int checkpoint_save(const char *dir, const Model *m, const TrainState *st, const char *config_json,
                     AlError *err);
+/* model.safetensors alone: the end of a run writes it when this sitting has not
+ * (a resume that finds the state at the last step, its model lost to a kill
+ * between the two renames of the final checkpoint, or deleted). */
+int checkpoint_save_model(const char *dir, const Model *m, long step, const char *config_json, AlError *err);
 /* Loads train_state.safetensors of dir into m (params and Adam moments) and *st.
  * config_json is the current effective config: a checkpoint made with a different
  * model, task, seed or optimizer is refused, naming the first differing key. */

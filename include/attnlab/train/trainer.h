@@ -10,6 +10,7 @@ typedef struct TrainOptions {
     int n_overrides;
     const char *out_dir;            /* NULL: results/<name> */
     int resume, quiet;
+    int force;                      /* replace the run in out_dir (train/runfolder.h) */
 } TrainOptions;
 
 /* Returns the process exit code: 0 done, 2 bad config, 1 other errors (err filled),

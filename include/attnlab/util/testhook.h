@@ -5,7 +5,22 @@
  *                                    replaced by NaN, as a diverging batch would be;
  *   ATTNLAB_TEST_RENAME_DELAY_MS=N   atomic_write sleeps N ms between finishing the
  *                                    temporary file and renaming it over the target,
- *                                    so a kill -9 can be aimed at a checkpoint write.
+ *                                    so a kill -9 can be aimed at a checkpoint write;
+ *   ATTNLAB_TEST_KILL_AT_WRITE=K     the process kills itself (SIGKILL) at the K-th write
+ *                                    boundary (below), so the fault tests place a kill
+ *                                    at every boundary deterministically, whatever the
+ *                                    machine's load;
+ *   ATTNLAB_TEST_SIGNAL_AT_WRITE=K   at the K-th write boundary the process sends itself
+ *                                    SIGINT and then SIGTERM: signals that arrive while
+ *                                    a checkpoint is being saved;
+ *   ATTNLAB_TEST_TRACE_WRITES=1      every write boundary prints "write boundary K: WHAT
+ *                                    PATH" to stderr (how a test counts them).
+ *
+ * Write boundaries, numbered from 1 in the order a process reaches them: in every
+ * atomic write, "temp" (the temporary file is complete and synced, not yet renamed)
+ * and "renamed" (renamed over the target, directory not yet synced); in every
+ * metrics.jsonl record, "partial" (half of the line written and flushed, as a kill
+ * in the middle of an append leaves it).
  *
  * Why environment variables: the fault tests drive the real ./train binary, and a
  * command-line flag or config key would put test-only switches in front of users. */
@@ -16,5 +31,11 @@
 int testhook_nan_step(long step);
 /* Sleeps ATTNLAB_TEST_RENAME_DELAY_MS milliseconds (no-op when unset). */
 void testhook_rename_delay(void);
+/* A write boundary (what: "temp", "renamed", "partial"; path: the file): counts it,
+ * traces it, and kills or signals the process there when the variables above say so. */
+void testhook_write_boundary(const char *what, const char *path);
+/* 1 if the next write boundary is one the tests act on (a caller that must do extra
+ * work to create the boundary, e.g. split a line in two, asks first). */
+int testhook_boundaries_active(void);
 
 #endif

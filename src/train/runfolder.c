@@ -1,0 +1,128 @@
+/* runfolder.c — see runfolder.h. */
+#include "attnlab/train/runfolder.h"
+#include "attnlab/util/fsutil.h"
+
+#include <cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What a run and its distillation write into the folder (runfolder_clear removes
+ * these, and files starting with "anna_"); train.log of a sweep cell is not ours. */
+static const char *const RUN_FILES[] = {
+    "config.json", "metrics.jsonl", "summary.json", "model.safetensors", "train_state.safetensors", "curve.svg",
+};
+
+void runfolder_path(const RunFolder *f, const char *file, char *out, size_t n) {
+    snprintf(out, n, "%s/%s", f->dir, file);
+}
+
+static int has(const RunFolder *f, const char *file) {
+    char path[CFG_PATH_MAX + 32];
+    struct stat st;
+    runfolder_path(f, file, path, sizeof path);
+    return lstat(path, &st) == 0;
+}
+
+const char *runfolder_resume_difference(const Config *want, const Config *have) {
+    Config same = *have;
+    memcpy(same.name, want->name, sizeof same.name);
+    same.train.steps = want->train.steps;
+    same.train.threads = want->train.threads;
+    same.train.on_nonfinite = want->train.on_nonfinite;
+    same.eval = want->eval;
+    return cfg_first_difference(want, &same);
+}
+
+/* "a finished run of N steps" / "a run with a checkpoint" / …, for the refusal. */
+static void describe_run(const RunFolder *f, char *out, size_t n) {
+    char path[CFG_PATH_MAX + 32];
+    runfolder_path(f, "summary.json", path, sizeof path);
+    char *text = al_read_file(path, NULL);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");
+    if (cJSON_IsNumber(steps)) snprintf(out, n, "a finished run of %.0f steps (summary.json)", steps->valuedouble);
+    else if (has(f, "train_state.safetensors")) snprintf(out, n, "a run with a checkpoint (train_state.safetensors)");
+    else if (has(f, "model.safetensors")) snprintf(out, n, "a trained model (model.safetensors)");
+    else snprintf(out, n, "a run's summary.json");
+    cJSON_Delete(j);
+    free(text);
+}
+
+/* A new run may start here only when nothing of value would be replaced. */
+static int check_new_run(const RunFolder *f, const Config *cfg, AlError *err) {
+    char what[128], path[CFG_PATH_MAX + 32];
+    if (has(f, "summary.json") || has(f, "train_state.safetensors") || has(f, "model.safetensors")) {
+        describe_run(f, what, sizeof what);
+        return al_fail(err, 2, "%s holds %s; nothing was changed: continue it with --resume, replace it with "
+                       "--force, or give this run another --out", f->dir, what);
+    }
+    if (!has(f, "config.json")) return 0;
+    Config old;
+    AlError e = {0};
+    runfolder_path(f, "config.json", path, sizeof path);
+    if (cfg_load(&old, path, NULL, 0, &e))
+        return al_fail(err, 2, "%s holds a config.json that is not a valid config (%s); nothing was changed: "
+                       "replace it with --force, or give this run another --out", f->dir, e.msg);
+    const char *key = runfolder_resume_difference(cfg, &old);
+    if (key)
+        return al_fail(err, 2, "%s holds the start of a run of another config (%s differs); nothing was changed: "
+                       "replace it with --force, or give this run another --out", f->dir, key);
+    return 0;   /* the same config, no checkpoint yet: starting it again loses nothing */
+}
+
+static int set_dir(RunFolder *f, const Config *cfg, const RunFolderOptions *o, AlError *err) {
+    const char *opt = o->out_dir ? "--out" : "name";
+    int n = o->out_dir ? snprintf(f->dir, sizeof f->dir, "%s", o->out_dir)
+                       : snprintf(f->dir, sizeof f->dir, "results/%s", cfg->name);
+    if (n < 0 || n > RUNFOLDER_PATH_MAX)
+        return al_fail(err, 2, "%s: the run folder path is %d characters long; at most %d are supported (give a "
+                       "shorter --out)", opt, n, RUNFOLDER_PATH_MAX);
+    if (!f->dir[0]) return al_fail(err, 2, "--out: the run folder path is empty");
+    struct stat st, root;
+    if (stat(f->dir, &st) == 0 && stat("/", &root) == 0 && st.st_dev == root.st_dev && st.st_ino == root.st_ino) return al_fail(err, 2, "%s '%s': refusing to use the root folder '/' as a run folder", opt, f->dir);
+    return 0;
+}
+
+int runfolder_open(RunFolder *f, const Config *cfg, const RunFolderOptions *o, AlError *err) {
+    dirlock_init(&f->lock);
+    if (o->resume && o->force)
+        return al_fail(err, 2, "--resume and --force do not mix: --resume continues the run in the folder, "
+                       "--force replaces it");
+    if (set_dir(f, cfg, o, err)) return err->code;
+    struct stat st;
+    int exists = stat(f->dir, &st) == 0;
+    /* --resume of a missing folder: checkpoint_resume names the missing checkpoint. */
+    if (!exists && o->resume) return 0;
+    if (!exists && al_mkdir_p(f->dir, err)) return err->code;
+    if (exists && !S_ISDIR(st.st_mode)) return al_fail(err, 1, "'%s' exists but is not a folder", f->dir);
+    if (dirlock_acquire(&f->lock, f->dir, "run", err)) return err->code;
+    if (!o->resume && !o->force && check_new_run(f, cfg, err)) return err->code;
+    return 0;
+}
+
+static int remove_file(const RunFolder *f, const char *file, AlError *err) {
+    char path[CFG_PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", f->dir, file);
+    if (unlink(path) != 0 && errno != ENOENT)
+        return al_fail(err, 1, "--force: cannot remove '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+int runfolder_clear(const RunFolder *f, AlError *err) {
+    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++)
+        if (remove_file(f, RUN_FILES[i], err)) return err->code;
+    DIR *d = opendir(f->dir);
+    if (!d) return 0;
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));)
+        if (!strncmp(e->d_name, "anna_", 5)) rc = remove_file(f, e->d_name, err);
+    closedir(d);
+    return rc;
+}
+
+void runfolder_close(RunFolder *f) { dirlock_release(&f->lock); }
