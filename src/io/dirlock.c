@@ -34,10 +34,10 @@ static long lock_holder(const struct stat *st) {
     return found;
 }
 
-int dirlock_acquire(DirLock *l, const char *dir, const char *what, AlError *err) {
+int dirlock_acquire(DirLock *l, const char *dir, const char *what, int shared, AlError *err) {
     l->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (l->fd < 0) return al_fail(err, 1, "cannot open folder '%s': %s", dir, strerror(errno));
-    if (flock(l->fd, LOCK_EX | LOCK_NB) == 0) return 0;
+    if (flock(l->fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return 0;
     int e = errno;
     struct stat st;
     long pid = e == EWOULDBLOCK && fstat(l->fd, &st) == 0 ? lock_holder(&st) : 0;

@@ -1,6 +1,7 @@
 /* sweep.c — see sweep.h: the command line, the plan, and how a run ends. */
 #include "attnlab/sweep/sweep.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/io/dirlock.h"
 #include "attnlab/sweep/cell.h"
 #include "attnlab/sweep/grid.h"
 #include "attnlab/sweep/mpi.h"
@@ -226,14 +227,43 @@ static int jobs_default(void) {
     return n > 0 ? (int)n : 1;
 }
 
+/* What a local sweep prints and returns once its cells have run (or it was stopped). */
+static int run_local_end(const Sweep *w, const SweepOpts *o, int sig, const SweepTally *t, AlError *err) {
+    if (o->shard_n) {
+        printf("sweep: shard %d/%d: %d cells done, %d failed, %d stopped; gather the shards with "
+               "./train sweep --merge DIR...\n", o->shard_i, o->shard_n, t->done, t->failed, t->stopped);
+        return exit_code(sig, t, err);
+    }
+    if (sig) {   /* a partial grid still shows what is done */
+        AlError ignore = {0};
+        write_grid(w, o->quiet, &ignore);
+        return sig;
+    }
+    int rc = write_grid(w, o->quiet, err);
+    return rc ? rc : exit_code(0, t, err);
+}
+
+/* One sweep process per folder: a second one (another --set, another grid) would
+ * rewrite base_config.json under the first one's workers, which read it.  Shards
+ * of one sweep share the folder (README: Many machines, shards), so they share the
+ * lock.  The folder is created for the lock, which goes when the process ends. */
+static int lock_folder(const Sweep *w, int shard, DirLock *lock, AlError *err) {
+    dirlock_init(lock);
+    if (al_mkdir_p(w->out, err)) return err->code;
+    return dirlock_acquire(lock, w->out, "sweep", shard, err);
+}
+
 static int run_local(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
-    Plan p;
+    Plan p = {0};
     char where[64] = "";
     if (o->shard_n) snprintf(where, sizeof where, ", shard %d/%d", o->shard_i, o->shard_n);
-    int rc = make_plan(w, run, o->shard_i, o->shard_n, &p, err);
+    DirLock lock;
+    int rc = lock_folder(w, o->shard_n > 0, &lock, err);
+    if (!rc) rc = make_plan(w, run, o->shard_i, o->shard_n, &p, err);
     if (!rc) rc = write_sweep_files(w, err);
     if (rc) {
         free(p.cells);
+        dirlock_release(&lock);
         return rc;
     }
     print_plan(w, run, &p, where);
@@ -242,18 +272,9 @@ static int run_local(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) 
     CellSource src = sweep_queue_source(run, &q, &tally);
     int sig = sweep_run_cells(&src);
     free(p.cells);
-    if (o->shard_n) {
-        printf("sweep: shard %d/%d: %d cells done, %d failed, %d stopped; gather the shards with "
-               "./train sweep --merge DIR...\n", o->shard_i, o->shard_n, tally.done, tally.failed, tally.stopped);
-        return exit_code(sig, &tally, err);
-    }
-    if (sig) {   /* a partial grid still shows what is done */
-        AlError ignore = {0};
-        write_grid(w, o->quiet, &ignore);
-        return sig;
-    }
-    rc = write_grid(w, o->quiet, err);
-    return rc ? rc : exit_code(0, &tally, err);
+    rc = run_local_end(w, o, sig, &tally, err);
+    dirlock_release(&lock);
+    return rc;
 }
 
 #ifdef ATTNLAB_HAVE_MPI
@@ -262,16 +283,20 @@ static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
     if (sweep_mpi_init(&rank, &size, err)) return err->code;
     Plan p = {0};
     int rc = 0;
+    DirLock lock;   /* rank 0 holds the folder for the whole grid */
+    dirlock_init(&lock);
     if (rank == 0) {
         char where[64];
         snprintf(where, sizeof where, ", %d MPI ranks", size);
-        rc = make_plan(w, run, 0, 0, &p, err);
+        rc = lock_folder(w, 0, &lock, err);
+        if (!rc) rc = make_plan(w, run, 0, 0, &p, err);
         if (!rc) rc = write_sweep_files(w, err);
         if (!rc) print_plan(w, run, &p, where);
     }
     if (sweep_mpi_share(rc)) {   /* rank 0's message is the one printed */
         sweep_mpi_finalize();
         free(p.cells);
+        dirlock_release(&lock);
         return rc;
     }
     run->rank = rank;
@@ -284,6 +309,7 @@ static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
     if (sig) exit(sig);   /* no MPI_Finalize: the other ranks may be gone already */
     sweep_mpi_barrier();
     if (rank == 0) rc = write_grid(w, o->quiet, err);
+    dirlock_release(&lock);
     sweep_mpi_finalize();
     return rank == 0 ? (rc ? rc : exit_code(0, &tally, err)) : 0;
 }

@@ -100,7 +100,7 @@ int runfolder_open(RunFolder *f, const Config *cfg, const RunFolderOptions *o, A
     if (!exists && o->resume) return 0;
     if (!exists && al_mkdir_p(f->dir, err)) return err->code;
     if (exists && !S_ISDIR(st.st_mode)) return al_fail(err, 1, "'%s' exists but is not a folder", f->dir);
-    if (dirlock_acquire(&f->lock, f->dir, "run", err)) return err->code;
+    if (dirlock_acquire(&f->lock, f->dir, "run", 0, err)) return err->code;
     if (!o->resume && !o->force && check_new_run(f, cfg, err)) return err->code;
     return 0;
 }

@@ -16,10 +16,12 @@
 
 typedef struct DirLock { int fd; } DirLock;   /* fd −1: not held */
 
-/* Locks the existing folder dir.  what names the kind of folder for the message
- * ("run", "sweep").  Returns 0, or 1 with err: "DIR: another attnlab process (PID N)
- * is using this WHAT folder; …" when it is held, or why the folder cannot be opened. */
-int dirlock_acquire(DirLock *l, const char *dir, const char *what, AlError *err);
+/* Locks the existing folder dir, exclusively or shared (the shards of one sweep
+ * write into one folder together; a whole sweep or a run owns it alone).  what
+ * names the kind of folder for the message ("run", "sweep").  Returns 0, or 1 with
+ * err: "DIR: another process (PID N) is using this WHAT folder; …" when it is
+ * held, or why the folder cannot be opened. */
+int dirlock_acquire(DirLock *l, const char *dir, const char *what, int shared, AlError *err);
 /* Releases the lock (a DirLock with fd −1 or zeroed by dirlock_init is a no-op). */
 void dirlock_release(DirLock *l);
 void dirlock_init(DirLock *l);
