@@ -1,8 +1,9 @@
 /* ckpt_check.c — does a run folder hold a checkpoint that loads?  (tests/faults.sh)
  *
  *   ckpt_check RUN_DIR   prints "step N" and exits 0 when RUN_DIR/train_state.safetensors
- *                        resumes and RUN_DIR/model.safetensors loads into the model of
- *                        RUN_DIR/config.json, with every parameter finite; else
+ *                        resumes and RUN_DIR/model.safetensors (when there is one yet)
+ *                        loads into the model of RUN_DIR/config.json, with every
+ *                        parameter finite; else
  *                        prints why and exits 1.
  * It goes through the same calls as `--resume` and `./train distill`. */
 #include "attnlab/data/task.h"
@@ -11,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static int all_finite(const float *x, long n) {
     for (long i = 0; i < n; i++)
@@ -42,8 +44,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ckpt_check: %s\n", err.msg);
     long step = st.step;
     snprintf(path, sizeof path, "%s/model.safetensors", argv[1]);
-    if (!rc && (rc = checkpoint_load_model(path, m, &err)) != 0) fprintf(stderr, "ckpt_check: %s\n", err.msg);
-    if (!rc && !all_finite(m->params.data, m->params.total))
+    /* The first checkpoint's state is renamed before its model: a kill in between
+     * leaves no model yet, and --resume (which reads only the state) writes it. */
+    struct stat sb;
+    int no_model = stat(path, &sb) != 0 && st.step > 0;
+    if (!rc && !no_model && (rc = checkpoint_load_model(path, m, &err)) != 0) fprintf(stderr, "ckpt_check: %s\n", err.msg);
+    if (!rc && !no_model && !all_finite(m->params.data, m->params.total))
         rc = fprintf(stderr, "ckpt_check: %s has non-finite parameters\n", path) > 0;
     if (!rc) printf("step %ld\n", step);
     free(json);

@@ -61,8 +61,8 @@ cat >"$cfg" <<'EOF'
 { "name": "faults", "seed": 7,
   "task": {"type": "match2", "seq_len": 16, "modulus": 17, "train_size": 512},
   "model": {"d_model": 32, "n_heads": 2},
-  "train": {"lr": 0.01, "batch_size": 16, "steps": 400},
-  "eval": {"every": 50, "test_size": 64, "checkpoint_every": 20} }
+  "train": {"lr": 0.01, "batch_size": 16, "steps": 120},
+  "eval": {"every": 40, "test_size": 64, "checkpoint_every": 20} }
 EOF
 
 # What must not change when a run is interrupted: the final model, every logged
@@ -87,50 +87,58 @@ wait_for_file() {   # up to 20 s
 }
 has_temp() { ls "$1" | grep -q '\.safetensors\.tmp\.'; }
 
+# Boundaries of the reference run, in order ("write boundary K: WHAT PATH" lines).
+trace_boundaries() {
+    ATTNLAB_TEST_TRACE_WRITES=1 "$bin" "$cfg" --out "$work/trace" --quiet 2>"$work/trace.txt" >/dev/null
+    ok $? "the traced run failed"
+    grep -c '^write boundary ' "$work/trace.txt"
+}
+
+# continue_run DIR: what a person does after a crash: --resume when a checkpoint is
+# there, else start the run again (the folder holds nothing that would be lost).
+continue_run() {
+    if [ -f "$1/train_state.safetensors" ]; then
+        "$bin" "$cfg" --out "$1" --resume --quiet
+    else
+        "$bin" "$cfg" --out "$1" --quiet
+    fi
+}
+
 case_kill() {
     reference
-    # Trials resume from step 100 (an evaluation step, as in the reference run).
-    "$bin" "$cfg" --out "$work/base" --set train.steps=100 --quiet >/dev/null 2>&1
-    ok $? "base run failed"
-    seed=20240607 killed=0 in_write=0 i=1
-    while [ $i -le 24 ]; do
-        seed=$(( (seed * 1103515245 + 12345) % 2147483648 ))
-        if [ $((i % 4)) -eq 0 ]; then hold=1000; ms=-1             # killed once a temp file exists
-        elif [ $((i % 2)) -eq 1 ]; then hold=25; ms=$((20 + seed % 900)); else hold=0; ms=$((seed % 200)); fi
-        t="$work/t$i"
-        cp -r "$work/base" "$t"
-        ATTNLAB_TEST_RENAME_DELAY_MS=$hold "$bin" "$cfg" --out "$t" --resume --quiet >/dev/null 2>&1 &
-        pid=$!
-        if [ $ms -ge 0 ]; then
-            sleep "$(seconds $ms)"
-        else
-            # Timed kills hit a write by chance, and less often on a loaded machine: these
-            # six wait (up to 20 s) until a write holds its temp file, so at least six
-            # kills land inside a checkpoint write whatever the load.
-            n=0
-            while ! has_temp "$t" && [ $n -lt 2000 ]; do sleep 0.01; n=$((n + 1)); done
-        fi
-        kill -9 $pid 2>/dev/null
-        wait $pid
+    total=$(trace_boundaries)
+    [ "$total" -ge 20 ]
+    ok $? "only '$total' write boundaries traced"
+    k=1 in_ckpt=0
+    while [ "$k" -le "$total" ]; do
+        what=$(sed -n "s/^write boundary $k: //p" "$work/trace.txt")
+        t="$work/k$k"
+        ATTNLAB_TEST_KILL_AT_WRITE=$k "$bin" "$cfg" --out "$t" --quiet >/dev/null 2>&1
         rc=$?
-        [ $rc -eq 137 ] && killed=$((killed + 1))
-        has_temp "$t" && in_write=$((in_write + 1))
-        "$check" "$t" >"$work/check.out" 2>&1
-        ok $? "trial $i (kill after ${ms} ms, writes held ${hold} ms, exit $rc): no loadable checkpoint: $(cat "$work/check.out")"
-        "$bin" "$cfg" --out "$t" --resume --quiet >"$work/resume.out" 2>&1
-        ok $? "trial $i: --resume failed: $(cat "$work/resume.out")"
+        ok $((rc != 137)) "boundary $k ($what): exit code $rc, expected 137 (killed there)"
+        case "$what" in *safetensors*) in_ckpt=$((in_ckpt + 1)) ;; esac
+        if [ -f "$t/train_state.safetensors" ]; then
+            "$check" "$t" >"$work/check.out" 2>&1
+            ok $? "boundary $k ($what): the checkpoint left does not load: $(cat "$work/check.out")"
+        fi
+        continue_run "$t" >"$work/resume.out" 2>&1
+        ok $? "boundary $k ($what): continuing failed: $(cat "$work/resume.out")"
         same_result "$t" "$work/ref"
-        ok $? "trial $i (kill after ${ms} ms, $(cat "$work/check.out")): the resumed run differs from the uninterrupted one"
+        ok $? "boundary $k ($what): the continued run differs from the uninterrupted one"
         ! has_temp "$t"
-        ok $? "trial $i: the resumed run left the killed run's temporary file: $(ls "$t")"
+        ok $? "boundary $k ($what): the continued run left the killed run's temporary file: $(ls "$t")"
         rm -rf "$t"
-        i=$((i + 1))
+        k=$((k + 1))
     done
-    echo "kill: $killed of 24 trials killed mid-run, $in_write of them inside a checkpoint write"
-    [ $killed -ge 20 ]
-    ok $? "only $killed trials were killed before the run ended (need >= 20)"
-    [ $in_write -ge 4 ]
-    ok $? "only $in_write kills landed inside a checkpoint write (need >= 4)"
+    echo "kill: killed at each of $total write boundaries ($in_ckpt inside checkpoint writes)"
+    # The case the timing-based trials once hit by chance: the final state renamed,
+    # the final model not — and the same with the model and summary deleted by hand.
+    cp -r "$work/ref" "$work/lost"
+    rm "$work/lost/model.safetensors" "$work/lost/summary.json"
+    "$bin" "$cfg" --out "$work/lost" --resume --quiet >"$work/resume.out" 2>&1
+    ok $? "--resume of a finished run without its model failed: $(cat "$work/resume.out")"
+    same_result "$work/lost" "$work/ref"
+    ok $? "--resume of a finished run whose model was deleted did not write the final model and summary"
 }
 
 case_signals() {
@@ -139,8 +147,8 @@ case_signals() {
         want=130
         [ $sig = TERM ] && want=143
         s="$work/sig$sig"
-        # Writes held 20 ms each stretch the run to about a second.
-        ATTNLAB_TEST_RENAME_DELAY_MS=20 "$bin" "$cfg" --out "$s" >"$work/sig.out" 2>&1 &
+        # Writes held 100 ms each stretch the run to about two seconds.
+        ATTNLAB_TEST_RENAME_DELAY_MS=100 "$bin" "$cfg" --out "$s" >"$work/sig.out" 2>&1 &
         pid=$!
         wait_for_file "$s/train_state.safetensors"
         ok $? "SIG$sig: no first checkpoint within 20 s"
@@ -153,13 +161,127 @@ case_signals() {
         "$check" "$s" >"$work/check.out" 2>&1
         ok $? "SIG$sig: no loadable checkpoint: $(cat "$work/check.out")"
         step=$(sed -n 's/^step //p' "$work/check.out")
-        [ -n "$step" ] && [ "$step" -lt 400 ]
+        [ -n "$step" ] && [ "$step" -lt 120 ]
         ok $? "SIG$sig: the checkpoint is at step '$step', not mid-run"
         "$bin" "$cfg" --out "$s" --resume --quiet >/dev/null 2>&1
         ok $? "SIG$sig: --resume failed"
         same_result "$s" "$work/ref"
         ok $? "SIG$sig: the resumed run differs from the uninterrupted one"
     done
+}
+
+# Boundary number of the first write of FILE's temporary file in the traced run.
+first_temp_of() {
+    sed -n "s/^write boundary \([0-9]*\): temp .*\/$1\$/\1/p" "$work/trace.txt" | head -n 1
+}
+
+case_signals_in_save() {
+    reference
+    trace_boundaries >/dev/null
+    k=$(first_temp_of model.safetensors)   # inside the first checkpoint (step 20)
+    s="$work/sigsave"
+    ATTNLAB_TEST_SIGNAL_AT_WRITE=$k "$bin" "$cfg" --out "$s" --quiet >"$work/sig.out" 2>"$work/sig.err"
+    rc=$?
+    [ $rc -eq 130 ] || [ $rc -eq 143 ]
+    ok $? "SIGINT + SIGTERM during a save (boundary '$k'): exit code $rc, expected 130 or 143 (not killed)"
+    grep -q "attnlab: interrupted at step 20 (SIG[A-Z]*): checkpoint saved in $s; continue with --resume" "$work/sig.err"
+    ok $? "signals during a save, --quiet: no 'interrupted at step 20' line on stderr: $(cat "$work/sig.err")"
+    ! has_temp "$s"
+    ok $? "signals during a save: a temporary file was left: $(ls "$s")"
+    "$check" "$s" >"$work/check.out" 2>&1 && grep -qx "step 20" "$work/check.out"
+    ok $? "signals during a save: expected the step-20 checkpoint to load: $(cat "$work/check.out")"
+    "$bin" "$cfg" --out "$s" --resume --quiet >/dev/null 2>&1
+    ok $? "signals during a save: --resume failed"
+    same_result "$s" "$work/ref"
+    ok $? "signals during a save: the resumed run differs from the uninterrupted one"
+}
+
+snapshot() {   # the folder's regular files with their checksums, and what else is there (never read)
+    find "$1" -maxdepth 1 -type f -exec cksum {} + | sort
+    find "$1" -maxdepth 1 ! -type f -printf '%y %p\n' | sort
+}
+expect_refused() {   # expect_refused WHAT EXIT FRAGMENT DIR ARGS…: exit code, message, DIR unchanged
+    what=$1 want=$2 fragment=$3 dir=$4
+    shift 4
+    snapshot "$dir" >"$work/before"
+    "$bin" "$@" >"$work/out.txt" 2>&1
+    rc=$?
+    ok $((rc != want)) "$what: exit code $rc, expected $want: $(cat "$work/out.txt")"
+    grep -qF -- "$fragment" "$work/out.txt"
+    ok $? "$what: message lacks \"$fragment\": $(cat "$work/out.txt")"
+    snapshot "$dir" | cmp -s - "$work/before"
+    ok $? "$what: the folder changed"
+}
+
+case_run_folder() {
+    reference
+    cp -r "$work/ref" "$work/f"
+    expect_refused "a new run into a finished run's folder" 2 \
+        "$work/f holds a finished run of 120 steps (summary.json); nothing was changed: continue it with --resume, replace it with --force" \
+        "$work/f" "$cfg" --out "$work/f" --set train.steps=40 --quiet
+    rm "$work/f/summary.json"
+    expect_refused "a new run into a folder with a checkpoint" 2 "holds a run with a checkpoint (train_state.safetensors)" \
+        "$work/f" "$cfg" --out "$work/f" --quiet
+    expect_refused "--resume with another model (config.json must stay)" 2 "cannot resume: the config differs" \
+        "$work/f" "$cfg" --out "$work/f" --resume --set model.d_model=16 --quiet
+    expect_refused "--resume and --force together" 2 "--resume and --force do not mix" \
+        "$work/f" "$cfg" --out "$work/f" --resume --force --quiet
+    touch "$work/f/anna_grid.csv"
+    "$bin" "$cfg" --out "$work/f" --force --set train.steps=40 --quiet >"$work/out.txt" 2>&1
+    ok $? "--force failed: $(cat "$work/out.txt")"
+    grep -q '"steps":[[:space:]]*40,' "$work/f/summary.json" && [ ! -f "$work/f/anna_grid.csv" ]
+    ok $? "--force did not replace the run (summary or the old anna_grid.csv)"
+    mkdir "$work/other" && sed 's/"seed": 7/"seed": 8/' "$cfg" >"$work/c8.json"
+    "$bin" "$work/c8.json" --out "$work/other" --set eval.checkpoint_every=1000 --set train.steps=10 --quiet \
+        >/dev/null 2>&1
+    rm -f "$work/other/summary.json" "$work/other"/*.safetensors
+    expect_refused "a new run into the start of another config's run" 2 \
+        "holds the start of a run of another config (seed differs)" "$work/other" "$cfg" --out "$work/other" --quiet
+    # One process per run folder: the second is refused with the first one's PID.
+    ATTNLAB_TEST_RENAME_DELAY_MS=300 "$bin" "$cfg" --out "$work/busy" --quiet >/dev/null 2>&1 &
+    pid=$!
+    wait_for_file "$work/busy/config.json"
+    for mode in --quiet --resume; do   # (the folder changes meanwhile: the first run is writing)
+        "$bin" "$cfg" --out "$work/busy" $mode --quiet >"$work/out.txt" 2>&1
+        rc=$?
+        ok $((rc != 1)) "a second run ($mode) into a busy folder: exit code $rc, expected 1: $(cat "$work/out.txt")"
+        grep -qF "$work/busy: another process (PID $pid) is using this run folder" "$work/out.txt"
+        ok $? "a second run ($mode) into a busy folder: not refused with the first one's PID: $(cat "$work/out.txt")"
+    done
+    kill $pid 2>/dev/null
+    wait $pid
+    "$bin" "$cfg" --out "$work/busy" --resume --quiet >/dev/null 2>&1
+    ok $? "--resume after the busy run was stopped failed (the lock must go with its process)"
+    # One sweep per sweep folder: a second one (another --set) is refused.
+    sweep="$work/s.json"
+    sed 's/"eval":/"sweep": {"axes": {"model.d_model": [16, 32]}}, "eval":/' "$cfg" >"$sweep"
+    ATTNLAB_TEST_RENAME_DELAY_MS=300 "$bin" sweep "$sweep" --out "$work/sw" --jobs 1 --quiet >/dev/null 2>&1 &
+    pid=$!
+    wait_for_file "$work/sw/base_config.json"
+    "$bin" sweep "$sweep" --out "$work/sw" --set train.lr=0.02 --quiet >"$work/out.txt" 2>&1
+    rc=$?
+    ok $((rc != 1)) "a second sweep into a busy sweep folder: exit code $rc, expected 1: $(cat "$work/out.txt")"
+    grep -qF "$work/sw: another process (PID $pid) is using this sweep folder" "$work/out.txt" &&
+        ! grep -q '"lr": 0.02' "$work/sw/base_config.json"
+    ok $? "a second sweep: not refused with the first one's PID, or base_config.json rewritten: $(cat "$work/out.txt")"
+    kill $pid 2>/dev/null
+    wait $pid
+    # Outputs go only to regular files: a FIFO, a folder, a device node stay as they are.
+    o="$work/o"
+    mkdir "$o" && mkfifo "$o/fifo"
+    expect_refused "curve --out FIFO" 1 "it exists and is a FIFO, not a regular file; refusing to replace it" \
+        "$o" curve "$work/ref" --metric token_acc --out "$o/fifo"
+    [ -p "$o/fifo" ]
+    ok $? "curve --out FIFO replaced the FIFO"
+    expect_refused "curve --out /" 1 "cannot write '/': it exists and is a folder" "$o" curve "$work/ref" \
+        --metric token_acc --out /
+    if [ "$(id -u)" = 0 ] && mknod "$o/full" c 1 7 2>/dev/null; then   # a copy of /dev/full's node
+        expect_refused "curve --out DEVICE (as root)" 1 "it exists and is a character device" "$o" curve \
+            "$work/ref" --metric token_acc --out "$o/full"
+        [ -c "$o/full" ]
+        ok $? "curve --out DEVICE replaced the device node"
+    fi
+    expect_refused "--out /" 2 "refusing to use the root folder '/' as a run folder" "$o" "$cfg" --out / --quiet
 }
 
 # mount_tmpfs DIR OPTIONS: 0 if mounted (and remembered for clean-up).
@@ -240,6 +362,8 @@ case_output_folder() {
 case "$case" in
 kill) case_kill ;;
 signals) case_signals ;;
+signals_in_save) case_signals_in_save ;;
+run_folder) case_run_folder ;;
 disk_full) case_disk_full ;;
 output_folder) case_output_folder ;;
 *) echo "faults.sh: unknown case '$case'"; exit 2 ;;
