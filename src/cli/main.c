@@ -86,7 +86,10 @@ static void usage(FILE *f) {
         "evaluation), curve.svg (losses vs step), summary.json, model.safetensors and\n"
         "train_state.safetensors; config.json, summary.json, the sweeps' grid.json and the\n"
         "safetensors metadata record the attnlab version and commit that wrote them.\n"
-        "Environment: ATTNLAB_THREADS sets the BLAS threads when the config says 0 (default 1).\n");
+        "Progress: one live line on a terminal; otherwise (a log file, Slurm, nohup) a line\n"
+        "per evaluation and one at least every 60 s with step/total, steps/s and ETA.\n"
+        "Environment: ATTNLAB_THREADS sets the BLAS threads when the config says 0 (default 1);\n"
+        "ATTNLAB_PROGRESS_INTERVAL_S sets those 60 s.\n");
 }
 
 static int usage_error(const char *fmt, const char *arg) {
