@@ -284,6 +284,91 @@ static int finetune_cells(const CfgDistill *d, const Grid *g, const Cell *cells,
     return 0;
 }
 
+/* ---- progress: the grid's size, an estimate before it starts, an ETA while it runs ---- */
+
+/* A cell's hashing load: hash functions per head summed over its distilled layers
+ * (tables × functions each).  What a draw costs grows with it; cells are ordered
+ * cheap to dear along the lists, so a plain cells-done rate would promise too
+ * early an end. */
+static long cell_load(const Grid *g, long c) {
+    AnnaCell a = grid_cell(g, c);
+    long load = 0;
+    for (int i = 0; i < a.n; i++) load += (long)a.tables[i] * a.funcs[i];
+    return load;
+}
+
+/* Seconds per draw modelled as a + b·load, fitted to one timed draw of the first
+ * and of the last cell (the grid's cheapest and dearest corners when its lists
+ * ascend); done_w/total_w: predicted seconds of the cells done / of all, so the
+ * ETA scales the prediction by how fast the run has really been. */
+typedef struct GridClock {
+    double a, b, total_w, done_w;
+    double t0, last_line, interval_s;
+    long done;
+} GridClock;
+
+static int time_one_draw(const Config *cfg, Model *m, Tape *t, const Dataset *test, const Grid *g, long c,
+                         double *seconds, AlError *err) {
+    AnnaCell a = grid_cell(g, c);
+    AnnaHashes h;
+    double t0 = progress_now();
+    int rc = anna_hashes_init(&h, m, &a, distill_family(&cfg->distill), distill_draw_seed(&cfg->distill, 0), err);
+    if (!rc) anna_test_error(m, t, test, &h, cfg->train.batch_size);
+    anna_hashes_free(&h);
+    *seconds = progress_now() - t0;
+    return rc;
+}
+
+static void clock_fit(GridClock *k, const Grid *g, double t_first, double t_last) {
+    long h_first = cell_load(g, 0), h_last = cell_load(g, g->cells - 1);
+    k->b = h_last != h_first ? (t_last - t_first) / (double)(h_last - h_first) : 0;
+    k->a = t_first - k->b * (double)h_first;
+    if (k->b < 0) k->a = (t_first + t_last) / 2, k->b = 0;   /* timing noise: no trend */
+    if (k->a < 0) k->a = 0, k->b = (t_first + t_last) / (double)(h_first + h_last);
+}
+
+static double clock_weight(const GridClock *k, const Grid *g, long c, int runs) {
+    return runs * (k->a + k->b * (double)cell_load(g, c));
+}
+
+/* Prints the grid's size, times the two calibration draws and prints the estimate. */
+static int clock_start(GridClock *k, const Config *cfg, Model *m, Tape *t, const Dataset *test, const Grid *g,
+                       double surrogate, AlError *err) {
+    int runs = cfg->distill.runs;
+    memset(k, 0, sizeof *k);
+    printf("distill: surrogate test token error %.4f; grid of %ld cells x %d draws = %ld evaluations of %d test "
+           "sequences\n", surrogate, g->cells, runs, g->cells * runs, test->n);
+    fflush(stdout);
+    double t_first, t_last;
+    if (time_one_draw(cfg, m, t, test, g, 0, &t_first, err)) return err->code;
+    if (g->cells == 1) t_last = t_first;
+    else if (time_one_draw(cfg, m, t, test, g, g->cells - 1, &t_last, err)) return err->code;
+    clock_fit(k, g, t_first, t_last);
+    for (long c = 0; c < g->cells; c++) k->total_w += clock_weight(k, g, c, runs);
+    char eta[32];
+    progress_format_eta(eta, sizeof eta, k->total_w);
+    printf("distill: estimated %s for the grid (one draw of the first cell took %.3fs, of the last %.3fs)\n", eta,
+           t_first, t_last);
+    fflush(stdout);
+    k->t0 = k->last_line = progress_now();
+    k->interval_s = progress_interval_s();
+    return 0;
+}
+
+/* Cell c is done: a line when none was printed for the interval. */
+static void clock_cell_done(GridClock *k, const Grid *g, long c, int runs) {
+    k->done_w += clock_weight(k, g, c, runs);
+    k->done++;
+    double now = progress_now(), elapsed = now - k->t0;
+    if (now - k->last_line < k->interval_s || k->done == g->cells) return;
+    k->last_line = now;
+    char eta[32];
+    progress_format_eta(eta, sizeof eta, k->done_w > 0 ? elapsed * (k->total_w - k->done_w) / k->done_w : -1);
+    printf("distill: %ld/%ld cells (%ld%%) | %.1f evaluations/s | ETA %s\n", k->done, g->cells,
+           100 * k->done / g->cells, elapsed > 0 ? (double)(k->done * runs) / elapsed : 0, eta);
+    fflush(stdout);
+}
+
 int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, int quiet, AlError *err) {
     if (m->cfg.type != MODEL_TRANSFORMER || m->cfg.attention.type != ATTN_SOFTMAX)
         return al_fail(err, 2, "distill: ANNA replaces softmax attention; this model is %s",
@@ -296,12 +381,13 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     Tape tape;
     tape_init(&tape, &arena);
     double t0 = progress_now(), surrogate = anna_test_error(m, &tape, test, NULL, cfg->train.batch_size);
-    if (!quiet) printf("distill: surrogate test token error %.4f; %ld cells x %d runs\n", surrogate, g.cells, cfg->distill.runs);
+    GridClock clock;
+    int rc = quiet ? 0 : clock_start(&clock, cfg, m, &tape, test, &g, surrogate, err);
     Cell *cells = al_calloc((size_t)g.cells, sizeof *cells);
-    int rc = 0;
     for (long c = 0; c < g.cells && !rc; c++) {
         AnnaCell a = grid_cell(&g, c);
         rc = distill_cell_error(cfg, m, &tape, test, &a, &cells[c].mean, &cells[c].std, err);
+        if (!rc && !quiet) clock_cell_done(&clock, &g, c, cfg->distill.runs);
     }
     tape_free(&tape);
     arena_free(&arena);
@@ -312,7 +398,10 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     if (!rc && g.n == 1) rc = figures_one_layer(dir, &g, cells, what, err);
     if (!rc && g.n == 2) rc = figures_two_layers(dir, &g, cells, what, err);
     if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, progress_now() - t0, NULL, err);
-    if (!rc && !quiet) printf("distill: wrote %s/anna_grid.csv (%.1fs)\n", dir, progress_now() - t0);
+    if (!rc && !quiet) {
+        printf("distill: wrote %s/anna_grid.csv (%.1fs)\n", dir, progress_now() - t0);
+        fflush(stdout);
+    }
     if (!rc && cfg->distill.finetune_steps > 0) {
         /* The grid's outputs are written first: a failed fine-tuning keeps them. */
         AnnaCell ft[FINETUNE_MAX_CELLS];

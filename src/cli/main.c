@@ -9,7 +9,7 @@
  *   ./train bench [--rounds N]
  *   ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--quiet]
  *   ./train sweep --merge DIR… [--out DIR]
- *   ./train --help
+ *   ./train --help | --help-config | --version
  *
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
  * 130/143 interrupted (a checkpoint was saved first). */
@@ -22,12 +22,20 @@
 #include "attnlab/train/bench.h"
 #include "attnlab/train/config.h"
 #include "attnlab/train/trainer.h"
+#include "attnlab/util/version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_SETS 64
+
+/* --help-config: the one top-level member of a config.json that is no config key. */
+static const char PROVENANCE_HELP[] =
+    "\nprovenance: written by attnlab into a run's config.json: {\"attnlab_version\", \"commit\",\n"
+    "  \"build_type\", \"compiler\"} of the build that wrote the file.  Accepted and ignored when\n"
+    "  a config is loaded (./train distill RUN, sweeps reading their cells), never compared on\n"
+    "  --resume; any other unknown key is still an error.\n";
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -65,6 +73,7 @@ static void usage(FILE *f) {
         "                                  gather --shard folders into one grid\n"
         "  ./train --help                  this text\n"
         "  ./train --help-config           every config key: type, range, default, meaning\n"
+        "  ./train --version               the version and the git commit this binary was built from\n"
         "\n"
         "options:\n"
         "  --set key.path=value   override one config value, e.g. --set train.lr=0.003\n"
@@ -77,8 +86,12 @@ static void usage(FILE *f) {
         "\n"
         "The run folder gets config.json (effective config), metrics.jsonl (one line per\n"
         "evaluation), curve.svg (losses vs step), summary.json, model.safetensors and\n"
-        "train_state.safetensors.\n"
-        "Environment: ATTNLAB_THREADS sets the BLAS threads when the config says 0 (default 1).\n");
+        "train_state.safetensors; config.json, summary.json, the sweeps' grid.json and the\n"
+        "safetensors metadata record the attnlab version and commit that wrote them.\n"
+        "Progress: one live line on a terminal; otherwise (a log file, Slurm, nohup) a line\n"
+        "per evaluation and one at least every 60 s with step/total, steps/s and ETA.\n"
+        "Environment: ATTNLAB_THREADS sets the BLAS threads when the config says 0 (default 1);\n"
+        "ATTNLAB_PROGRESS_INTERVAL_S sets those 60 s.\n");
 }
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -183,9 +196,14 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
+    if (!strcmp(argv[1], "--version")) {
+        printf("attnlab %s (commit %s)\n", attnlab_version(), attnlab_commit());
+        return 0;
+    }
     if (!strcmp(argv[1], "--help-config")) {
         char *help = cfg_help();
         fputs(help, stdout);
+        fputs(PROVENANCE_HELP, stdout);
         fputs(sweep_help(), stdout);
         free(help);
         return 0;

@@ -1,6 +1,7 @@
 /* grid.c — see grid.h: gathering the cells, and grid.csv / grid.json. */
 #include "attnlab/sweep/grid.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/util/version.h"
 #include "files.h"
 
 #include <cJSON.h>
@@ -251,6 +252,7 @@ static int write_json(const SweepGrid *g, const char *out_dir, AlError *err) {
     cJSON_AddNumberToObject(count, "pending", g->pending);
     cJSON *rows = cJSON_AddArrayToObject(root, "rows");
     for (long p = 0; p < s->n_points; p++) cJSON_AddItemToArray(rows, json_row(g, p));
+    attnlab_add_provenance(root);   /* the build that wrote the grid; each cell's own files name theirs */
     char *text = cJSON_Print(root), path[2048];
     cJSON_Delete(root);
     StrBuf b = {0};

@@ -116,25 +116,37 @@ static int exit_code_of(int status) {
 
 /* ---- progress ---------------------------------------------------------------------------- */
 
+/* Only done cells time the ETA: a failed cell often dies in its first second, a
+ * stopped one was cut short.  Cells still running count as not finished, so with
+ * W workers the estimate is the throughput of W cells at a time. */
+double sweep_eta_s(const SweepTally *t, int jobs) {
+    int workers = t->workers > 0 ? t->workers : jobs > 0 ? jobs : 1;
+    int left = t->total - t->done - t->failed - t->stopped;
+    if (t->done == 0) return left > 0 ? -1 : 0;
+    return t->done_seconds / t->done * left / workers;
+}
+
 void sweep_report_cell(const SweepRun *run, SweepTally *t, long cell, int exit_code, double seconds) {
-    char name[SWEEP_NAME_MAX], dir[2048], what[96] = "";
+    char name[SWEEP_NAME_MAX], dir[2048], what[96] = "", eta[32];
     sweep_cell_name(run->spec, cell, name, sizeof name);
     sweep_cell_dir(run, cell, dir, sizeof dir);
     int stopped = exit_code == 130 || exit_code == 143;
-    if (exit_code == 0) t->done++;
+    if (exit_code == 0) t->done++, t->done_seconds += seconds;
     else if (stopped) t->stopped++;
     else t->failed++;
     int k = t->done + t->failed + t->stopped;
+    progress_format_eta(eta, sizeof eta, sweep_eta_s(t, run->jobs));
     if (exit_code && !stopped) {
-        fprintf(stderr, "[%d/%d] FAILED  %s  (exit %d; log %s/%s)\n", k, t->total, name, exit_code, dir, CELL_LOG);
+        fprintf(stderr, "[%d/%d] FAILED  %s  (exit %d; log %s/%s) | ETA %s\n", k, t->total, name, exit_code, dir,
+                CELL_LOG, eta);
         return;
     }
     if (run->quiet) return;
     CellResult r;
     if (exit_code == 0 && !cell_read_result(dir, &r) && isfinite(r.metric[run->spec->metric]))
         snprintf(what, sizeof what, "%s %.4f  ", sweep_metric_names[run->spec->metric], r.metric[run->spec->metric]);
-    printf("[%d/%d] %s  %s  %s%.1fs\n", k, t->total, stopped ? "stopped (resumes on the next run)" : "done", name,
-           what, seconds);
+    if (stopped) printf("[%d/%d] stopped (resumes on the next run)  %s  %.1fs\n", k, t->total, name, seconds);
+    else printf("[%d/%d] done  %s  %s%.1fs | ETA %s\n", k, t->total, name, what, seconds, eta);
     fflush(stdout);
 }
 

@@ -267,7 +267,7 @@ static int run_local(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) 
         return rc;
     }
     print_plan(w, run, &p, where);
-    SweepTally tally = { .total = (int)p.n };
+    SweepTally tally = { .total = (int)p.n, .workers = run->jobs };
     CellQueue q = { p.cells, p.n, 0 };
     CellSource src = sweep_queue_source(run, &q, &tally);
     int sig = sweep_run_cells(&src);
@@ -300,7 +300,7 @@ static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
         return rc;
     }
     run->rank = rank;
-    SweepTally tally = { .total = (int)p.n };
+    SweepTally tally = { .total = (int)p.n, .workers = run->jobs * size };   /* rank 0 reports all */
     CellQueue q = { p.cells, p.n, 0 };
     SweepMpiState m = { &q, rank, size, 0, 0 };
     CellSource src = sweep_mpi_source(run, &m, &tally);

@@ -314,6 +314,9 @@ static const CfgKey cfg_keys[] = {
 enum { CFG_NKEYS = sizeof cfg_keys / sizeof cfg_keys[0] };
 #define CFG_KEY_MAX 256    /* longest key path we handle (longer ones are typos) */
 #define CFG_SWEEP_SECTION "sweep"   /* read by ./train sweep (src/sweep), not part of Config */
+/* Which build wrote a run's config.json (util/version.h); a run folder's config.json
+ * is loaded again (./train distill, sweep cells), so it is accepted and ignored. */
+#define CFG_PROVENANCE "provenance"
 #define CFG_SRC_MAX 256    /* longest source name kept for messages */
 
 /* ------------------------------------------------------------------------------
@@ -726,6 +729,14 @@ static int cfg_walk(const cJSON *obj, const char *prefix, const cJSON **seen, co
         if (i < 0 && !strcmp(path, CFG_SWEEP_SECTION))   /* not cut out by cfg_load_sweep */
             return al_fail(err, 2, "%s: the '%s' section describes a grid of runs: run it with "
                            "./train sweep %s (a single run takes the config without it)", src, path, src);
+        if (i < 0 && !strcmp(path, CFG_PROVENANCE)) {
+            if (!cJSON_IsObject(it))
+                return al_fail(err, 2, "%s: '%s' is written by attnlab (the version and commit of the build "
+                               "that wrote the file) and must be an object", src, path);
+            if (cJSON_GetObjectItemCaseSensitive(obj, CFG_PROVENANCE) != it)
+                return al_fail(err, 2, "%s: duplicate key '%s' (a JSON object must not repeat a key)", src, path);
+            continue;
+        }
         if (i >= 0 && strchr(it->string, '.')) {
             /* Dotted keys are for --set; in a file the key must be nested. */
             cfg_nested_form(path, nested, sizeof nested);

@@ -6,8 +6,10 @@
  * count and forward FLOPs per sequence (model_flops_per_seq, from summary.json),
  * and the failed seeds' exit codes and logs.  The files, all rewritten atomically
  * from the folders alone, so a re-run, a merge of shards or a grid gathered on
- * another machine give the same bytes:
- *   grid.csv, grid.json    the rows (grid.json also every cell: status, exit code, log)
+ * another machine give the same bytes (by the same build: grid.json's provenance
+ * names the build that wrote it):
+ *   grid.csv, grid.json    the rows (grid.json also every cell: status, exit code, log;
+ *                          and the provenance of the build that wrote it, util/version.h)
  *   heatmap[_PANEL].svg    the primary metric, rows × columns axes, one file per
  *                          value combination of the other axes
  *   groups[_PANEL].svg     when the task has test-row groups (k-hop hop counts, Dyck

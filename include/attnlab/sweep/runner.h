@@ -28,7 +28,14 @@ typedef struct SweepRun {
     int rank;                     /* MPI rank (named in each cell's log), or −1 */
 } SweepRun;
 
-typedef struct SweepTally { int total, done, failed, stopped; } SweepTally;
+/* Cells of this sitting: to run, and how they ended.  workers: cells running at once
+ * over all ranks (0: run->jobs); done_seconds: the wall time of the done cells, for
+ * the ETA of the progress lines. */
+typedef struct SweepTally {
+    int total, done, failed, stopped;
+    int workers;
+    double done_seconds;
+} SweepTally;
 
 typedef struct CellSource CellSource;
 struct CellSource {
@@ -52,8 +59,13 @@ int sweep_run_cells(CellSource *src);
 /* The signal received during sweep_run_cells, or 0 (a source stops handing out cells). */
 int sweep_signal(void);
 
-/* One progress line for a finished cell (the tally is updated either way). */
+/* One progress line for a finished cell (the tally is updated either way):
+ * "[k/N] done  CELL  METRIC  SECONDS | ETA hh:mm:ss", k the cells finished of the
+ * N this sitting runs; the ETA is the mean wall time of this sitting's done cells
+ * times the cells not finished, over the workers (sweep_eta_s). */
 void sweep_report_cell(const SweepRun *run, SweepTally *tally, long cell, int exit_code, double seconds);
+/* Seconds until the tally's last cell ends, as above; −1 before a cell is done. */
+double sweep_eta_s(const SweepTally *tally, int jobs);
 
 /* Path helpers: OUT/cells/NAME and OUT/base_config.json. */
 void sweep_cell_dir(const SweepRun *run, long cell, char *out, size_t n);
