@@ -5,6 +5,7 @@
  * `--resume` continue exactly as if the run had never stopped. */
 #include "attnlab/train/checkpoint.h"
 #include "attnlab/io/safetensors.h"
+#include "attnlab/util/version.h"
 
 #include <cJSON.h>
 #include <inttypes.h>
@@ -30,10 +31,12 @@ static void path_in(char *out, size_t n, const char *dir, const char *file) {
 
 /* ---- saving ------------------------------------------------------------------------ */
 
-typedef struct MetaBuf { StMeta meta[16]; char text[16][160]; int n; } MetaBuf;
+#define META_MAX 24
+typedef struct MetaBuf { StMeta meta[META_MAX]; char text[META_MAX][160]; int n; } MetaBuf;
 
 static void meta_add(MetaBuf *mb, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void meta_add(MetaBuf *mb, const char *key, const char *fmt, ...) {
+    AL_ASSERT(mb->n < META_MAX);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(mb->text[mb->n], sizeof mb->text[0], fmt, ap);
@@ -72,6 +75,8 @@ static int save_state(const char *dir, const Model *m, const TrainState *st, con
     meta_add(&mb, "target_elapsed_s", "%a", st->target_elapsed_s);
     meta_add(&mb, "skipped_steps", "%ld", st->skipped_steps);
     meta_add(&mb, "skipped_in_a_row", "%ld", st->skipped_in_a_row);
+    meta_add(&mb, ATTNLAB_META_VERSION, "%s", attnlab_version());
+    meta_add(&mb, ATTNLAB_META_COMMIT, "%s", attnlab_commit());
     mb.meta[mb.n].key = "config";
     mb.meta[mb.n++].value = config_json;
     char path[1024];
@@ -93,9 +98,10 @@ static int save_model(const char *dir, const Model *m, long step, const char *co
     }
     char step_text[32], path[1024];
     snprintf(step_text, sizeof step_text, "%ld", step);
-    StMeta meta[3] = { {"format", MODEL_FORMAT}, {"step", step_text}, {"config", config_json} };
+    StMeta meta[] = { {"format", MODEL_FORMAT}, {"step", step_text}, {"config", config_json},
+                      {ATTNLAB_META_VERSION, attnlab_version()}, {ATTNLAB_META_COMMIT, attnlab_commit()} };
     path_in(path, sizeof path, dir, MODEL_FILE);
-    int rc = st_write(path, t, ps->n, meta, 3, err);
+    int rc = st_write(path, t, ps->n, meta, (int)(sizeof meta / sizeof meta[0]), err);
     free(t);
     return rc;
 }

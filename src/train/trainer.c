@@ -19,6 +19,7 @@
 #include "attnlab/util/fsutil.h"
 #include "attnlab/util/strbuf.h"
 #include "attnlab/util/testhook.h"
+#include "attnlab/util/version.h"
 
 #include <cJSON.h>
 #include <cblas.h>
@@ -211,7 +212,7 @@ static void do_eval(Run *r, float lr) {
     r->logged_step = r->st.step;
     char answer[48] = "";
     if (r->last_eval.answer_acc >= 0) snprintf(answer, sizeof answer, " | answer acc %.4f", r->last_eval.answer_acc);
-    progress_line(&r->progress, "step %6ld | train loss %.4f | test loss %.4f | token err %.4f | seq acc %.4f%s | %.1fs",
+    progress_eval(&r->progress, r->st.step, "step %6ld | train loss %.4f | test loss %.4f | token err %.4f | seq acc %.4f%s | %.1fs",
                   r->st.step, train_loss, r->last_eval.loss, err, r->last_eval.seq_acc, answer, r->st.elapsed_s);
     r->st.loss_sum = 0;
     r->st.loss_count = 0;
@@ -293,6 +294,7 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
         cJSON_AddNumberToObject(j, "skipped_steps", (double)r->st.skipped_steps);
     cJSON_AddNumberToObject(j, "blas_threads", r->threads);
     cJSON_AddNumberToObject(j, "peak_rss_mb", peak_rss_kb() / 1024.0);
+    attnlab_add_provenance(j);
     char *text = cJSON_Print(j), path[CFG_PATH_MAX + 32];
     cJSON_Delete(j);
     runfolder_path(&r->folder, "summary.json", path, sizeof path);
@@ -341,7 +343,11 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     atomic_remove_stale(r->dir);   /* temp files of a run killed mid-write */
     /* config.json follows the latest sitting (train.steps or eval.* may have changed). */
     runfolder_path(&r->folder, "config.json", path, sizeof path);
-    if (write_text_atomic(path, r->config_json, err)) return err->code;
+    /* With the build that ran it; checkpoints compare r->config_json, without it. */
+    char *text = attnlab_json_with_provenance(r->config_json);
+    int rc = write_text_atomic(path, text, err);
+    free(text);
+    if (rc) return err->code;
     runfolder_path(&r->folder, "metrics.jsonl", path, sizeof path);
     if (opt->resume && truncate_metrics(path, r->st.step, &r->logged_step, err)) return err->code;
     r->metrics = fopen(path, opt->resume ? "a" : "w");
