@@ -3,16 +3,28 @@
 #
 #   sh tests/faults.sh CASE ATTNLAB CKPT_CHECK      (ctest runs each CASE as faults_CASE)
 #
-#   kill          24 trials of kill -9 in a resumed run: 18 at pseudo-random moments,
-#                 12 of those with every atomic write held open for 25 ms between its
-#                 temp file and its rename (ATTNLAB_TEST_RENAME_DELAY_MS), so many land
-#                 in a checkpoint write; and 6 killed while a write (held 1 s) has its
-#                 temp file, so some surely do, however loaded the machine.  After each: the folder holds a checkpoint that
-#                 loads (CKPT_CHECK), and --resume finishes with a model.safetensors,
-#                 metrics and summary figures identical to an uninterrupted run's,
-#                 and removes the killed writer's temporary file.
+#   kill          one run killed (SIGKILL) at each of its write boundaries in turn
+#                 (ATTNLAB_TEST_KILL_AT_WRITE; util/testhook.h lists them: every atomic
+#                 write's complete temp file and its rename, every metrics line half
+#                 written), counted from a traced run — deterministic, whatever the
+#                 machine's load.  After each: a checkpoint that loads (CKPT_CHECK)
+#                 when there is one, and continuing (--resume, or a restart when no
+#                 checkpoint exists yet) finishes with a model.safetensors, metrics and
+#                 summary figures identical to an uninterrupted run's and no temporary
+#                 file left.  Also: a finished run whose model and summary were
+#                 deleted gets both back from --resume.
 #   signals       SIGINT and SIGTERM mid-run: exit 130 / 143, "interrupted" printed,
 #                 a checkpoint that loads, and --resume finishes identically.
+#   signals_in_save  SIGINT and SIGTERM sent during the first checkpoint's save
+#                 (ATTNLAB_TEST_SIGNAL_AT_WRITE), with --quiet: they wait for the save;
+#                 exit 130 / 143, the "interrupted" line on stderr, no temp file, a
+#                 step-20 checkpoint that loads and resumes identically.
+#   run_folder    refusals that leave the folder byte for byte as it was (a new run
+#                 into a finished run, a checkpoint, another config's start; a resume
+#                 with another model; --resume with --force), --force replacing a run,
+#                 a second run or sweep into a busy folder (refused with the PID),
+#                 outputs onto a FIFO, a folder, a device node (root), --out /, an
+#                 over-long --out for a run and a sweep.
 #   disk_full     --out on a 320 KiB tmpfs: the first checkpoint fits, the second
 #                 does not (the old files and the new temp file must coexist): a
 #                 message naming the file, exit 1, the previous checkpoint still
@@ -23,7 +35,7 @@
 #                 --resume of a missing folder: each a clear error naming the path,
 #                 exit 1, before training starts (no "effective config" printed).
 #
-# Runs are tiny (Match2, d = 32, 400 steps, a checkpoint every 20 steps), so the
+# Runs are tiny (Match2, d = 32, 120 steps, a checkpoint every 20 steps), so the
 # whole file takes well under a minute; one BLAS thread keeps results bit-exact.
 # Prints "CASE: N checks, N failed" and exits 1 on any failure.
 case=$1
@@ -282,6 +294,12 @@ case_run_folder() {
         ok $? "curve --out DEVICE replaced the device node"
     fi
     expect_refused "--out /" 2 "refusing to use the root folder '/' as a run folder" "$o" "$cfg" --out / --quiet
+    # A path too long for the program is refused, never cut short (the run went elsewhere).
+    long="$o/$(printf '%0500d' 0)/run"
+    expect_refused "an over-long --out" 2 "the run folder path is ${#long} characters long; at most 511" "$o" "$cfg" \
+        --out "$long" --quiet
+    expect_refused "an over-long sweep --out" 2 "the sweep folder path is ${#long} characters long" "$o" sweep \
+        "$sweep" --out "$long" --quiet
 }
 
 # mount_tmpfs DIR OPTIONS: 0 if mounted (and remembered for clean-up).

@@ -6,6 +6,7 @@
 #include "attnlab/sweep/grid.h"
 #include "attnlab/sweep/mpi.h"
 #include "attnlab/sweep/runner.h"
+#include "attnlab/train/runfolder.h"
 #include "attnlab/util/fsutil.h"
 #include "files.h"
 
@@ -137,6 +138,23 @@ static int load_base_text(Sweep *w, const char *src, AlError *err) {
     return 0;
 }
 
+/* Every cell's run folder (OUT/cells/NAME) must fit the trainer's path limit: a path
+ * cut short would send a run elsewhere.  Checked before anything is written. */
+static int check_out_length(const Sweep *w, int out_len, const char *what, AlError *err) {
+    size_t longest = 0;
+    for (long c = 0; c < w->spec.n_cells; c++) {
+        char name[SWEEP_NAME_MAX];
+        sweep_cell_name(&w->spec, c, name, sizeof name);
+        if (strlen(name) > longest) longest = strlen(name);
+    }
+    size_t need = (size_t)out_len + strlen("/cells/") + longest;
+    if (out_len < 0 || need > RUNFOLDER_PATH_MAX)
+        return al_fail(err, 2, "%s: the sweep folder path is %d characters long, and its longest cell folder would "
+                       "be %zu; at most %d are supported (give a shorter --out)", what, out_len, need,
+                       RUNFOLDER_PATH_MAX);
+    return 0;
+}
+
 static int load_config(Sweep *w, const SweepOpts *o, AlError *err) {
     char *json = NULL;
     if (cfg_load_sweep(&w->base, o->config, o->sets, o->n_sets, &json, err)) return err->code;
@@ -150,9 +168,9 @@ static int load_config(Sweep *w, const SweepOpts *o, AlError *err) {
     if (!rc) rc = check_sets(o, &w->spec, err);
     if (rc) return rc;
     w->spec_json = sweep_spec_to_json(&w->spec);
-    snprintf(w->out, sizeof w->out, "%s", o->out ? o->out : "");
-    if (!o->out) snprintf(w->out, sizeof w->out, "results/%s", w->base.name);
-    return 0;
+    int n = o->out ? snprintf(w->out, sizeof w->out, "%s", o->out)
+                   : snprintf(w->out, sizeof w->out, "results/%s", w->base.name);
+    return check_out_length(w, n, o->out ? "--out" : "name", err);
 }
 
 static int write_sweep_files(const Sweep *w, AlError *err) {

@@ -83,10 +83,16 @@ int train_set_threads(int cfg_threads) {
 /* More threads than cores only adds contention (and each thread's buffers): 64
  * threads on 2 cores once deadlocked under a memory limit.  Checked before the run
  * folder is touched; ATTNLAB_THREADS (used when train.threads is 0) likewise. */
-static int check_threads(const Config *cfg, const char *source, AlError *err) {
+static int check_threads(const Config *cfg, const TrainOptions *opt, AlError *err) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     const char *env = getenv("ATTNLAB_THREADS");
     if (cores <= 0) return 0;
+    const char *set = NULL;   /* blame the last --set of the key, as the config loader does */
+    for (int i = 0; i < opt->n_overrides; i++)
+        if (!strncmp(opt->overrides[i], "train.threads", 13)) set = opt->overrides[i];
+    char source[CFG_PATH_MAX + 16];
+    if (set) snprintf(source, sizeof source, "--set %s", set);
+    else snprintf(source, sizeof source, "%s", opt->config_path);
     if (cfg->train.threads > cores)
         return al_fail(err, 2, "%s: train.threads: %d threads, but this machine has %ld core%s; use at most %ld "
                        "(0: ATTNLAB_THREADS or 1)", source, cfg->train.threads, cores, cores == 1 ? "" : "s", cores);
@@ -311,7 +317,7 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     if (cfg_load(&r->cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
     r->config_json = cfg_to_json(&r->cfg);
     if (task_build_from(&r->cfg, opt->config_path, &r->data, err)) return err->code;
-    if (check_threads(&r->cfg, opt->config_path, err)) return err->code;
+    if (check_threads(&r->cfg, opt, err)) return err->code;
     RunFolderOptions fo = { opt->out_dir, opt->config_path, opt->resume, opt->force };
     if (runfolder_open(&r->folder, &r->cfg, &fo, err)) return err->code;
     r->dir = r->folder.dir;
