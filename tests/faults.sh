@@ -300,6 +300,8 @@ case_run_folder() {
         --out "$long" --quiet
     expect_refused "an over-long sweep --out" 2 "the sweep folder path is ${#long} characters long" "$o" sweep \
         "$sweep" --out "$long" --quiet
+    expect_refused "an over-long data --out" 2 "the data folder path is ${#long} characters long" "$o" data \
+        "$cfg" --out "$long" --quiet
 }
 
 # mount_tmpfs DIR OPTIONS: 0 if mounted (and remembered for clean-up).

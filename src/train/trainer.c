@@ -153,12 +153,6 @@ typedef struct Run {
     long logged_step;      /* step of the last line in metrics.jsonl; −1: none */
 } Run;
 
-/* A number as JSON: NaN and inf have no JSON spelling, so they are written null. */
-static void json_number(StrBuf *b, const char *key, double v) {
-    if (isfinite(v)) strbuf_printf(b, "\"%s\": %.6g, ", key, v);
-    else strbuf_printf(b, "\"%s\": null, ", key);
-}
-
 /* Appends one line to metrics.jsonl.  The fault tests may stop the process halfway
  * through it (testhook "partial"): a resume drops such a line (truncate_metrics). */
 static int append_line(Run *r, const StrBuf *b) {
@@ -176,25 +170,25 @@ static int write_metrics(Run *r, float lr, double train_loss) {
     const EvalResult *e = &r->last_eval;
     StrBuf b = {0};
     strbuf_printf(&b, "{\"step\": %ld, ", r->st.step);
-    json_number(&b, "train_loss", train_loss);
-    json_number(&b, "test_loss", e->loss);
-    json_number(&b, "token_acc", e->token_acc);
-    json_number(&b, "token_error", 1 - e->token_acc);
-    json_number(&b, "seq_acc", e->seq_acc);
-    json_number(&b, "lr", lr);
-    json_number(&b, "grad_norm", r->st.grad_norm);
+    strbuf_json_number(&b, "train_loss", train_loss);
+    strbuf_json_number(&b, "test_loss", e->loss);
+    strbuf_json_number(&b, "token_acc", e->token_acc);
+    strbuf_json_number(&b, "token_error", 1 - e->token_acc);
+    strbuf_json_number(&b, "seq_acc", e->seq_acc);
+    strbuf_json_number(&b, "lr", lr);
+    strbuf_json_number(&b, "grad_norm", r->st.grad_norm);
     /* Per-group accuracy (k-hop: per hop count; Dyck: positives, negatives, type-only). */
     int shown = 0;
     for (int g = 0; g < e->n_groups; g++) {
         if (!e->group_tokens[g]) continue;   /* e.g. hop counts the test set never draws */
         strbuf_printf(&b, "%s", shown++ ? "" : "\"group_token_acc\": {");
-        json_number(&b, r->data.gen.group_names[g], e->group_acc[g]);
+        strbuf_json_number(&b, r->data.gen.group_names[g], e->group_acc[g]);
     }
     if (shown) {
         b.len -= 2;   /* the last ", " */
         strbuf_printf(&b, "}, ");
     }
-    if (e->answer_acc >= 0) json_number(&b, "answer_acc", e->answer_acc);
+    if (e->answer_acc >= 0) strbuf_json_number(&b, "answer_acc", e->answer_acc);
     if (r->cfg.train.on_nonfinite == NONFINITE_SKIP) strbuf_printf(&b, "\"skipped_steps\": %ld, ", r->st.skipped_steps);
     strbuf_printf(&b, "\"elapsed_s\": %.3f}\n", r->st.elapsed_s);
     int rc = append_line(r, &b);
@@ -489,9 +483,11 @@ int train_write_data(const TrainOptions *opt, AlError *err) {
     char *type = cfg_to_json(&cfg), *at = strstr(type, "\"type\": \""), name[64] = "task";
     if (at) sscanf(at + 9, "%63[^\"]", name);
     free(type);
-    if (opt->out_dir) snprintf(dir, sizeof dir, "%s", opt->out_dir);
-    else snprintf(dir, sizeof dir, "data/%s", name);
-    int rc = al_mkdir_p(dir, err) || task_write_jsonl(&td, dir, err);
+    int n = opt->out_dir ? snprintf(dir, sizeof dir, "%s", opt->out_dir) : snprintf(dir, sizeof dir, "data/%s", name);
+    int rc = n < 0 || n > RUNFOLDER_PATH_MAX
+                 ? al_fail(err, 2, "--out: the data folder path is %d characters long; at most %d are supported (give "
+                           "a shorter --out)", n, RUNFOLDER_PATH_MAX)
+                 : al_mkdir_p(dir, err) || task_write_jsonl(&td, dir, err);
     if (!rc && !opt->quiet)
         printf("%s\nwrote %s/train.jsonl (%d rows) and %s/test.jsonl (%d rows)\n", td.summary, dir, td.train.n,
                dir, td.test.n);

@@ -33,3 +33,8 @@ const char *al_fmt_double(double v, char *buf, size_t n) {
     }
     return buf;
 }
+
+void strbuf_json_number(StrBuf *b, const char *key, double v) {
+    if (isfinite(v)) strbuf_printf(b, "\"%s\": %.6g, ", key, v);
+    else strbuf_printf(b, "\"%s\": null, ", key);
+}

@@ -16,4 +16,8 @@ void strbuf_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf
  * Writes into buf (n bytes; 32 is enough) and returns it. */
 const char *al_fmt_double(double v, char *buf, size_t n);
 
+/* Appends "\"key\": V, " with V as "%.6g" — or null when v is NaN or infinite,
+ * which have no JSON spelling (a bare nan would make the whole line invalid JSON). */
+void strbuf_json_number(StrBuf *b, const char *key, double v);
+
 #endif
