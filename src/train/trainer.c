@@ -214,6 +214,7 @@ static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     if (opt->out_dir) snprintf(r->dir, sizeof r->dir, "%s", opt->out_dir);
     else snprintf(r->dir, sizeof r->dir, "results/%s", r->cfg.name);
     if (task_build_from(&r->cfg, opt->config_path, &r->data, err)) return err->code;
+    if (task_check_memory(&r->cfg, &r->data, opt->config_path, err)) return err->code;
     if (al_mkdir_p(r->dir, err)) return err->code;
     atomic_remove_stale(r->dir);   /* temp files of a run killed mid-write */
     char path[CFG_PATH_MAX + 32];
