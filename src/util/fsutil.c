@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,8 @@ static void apply_limit(int resource, int field, const char *name, double *best,
 }
 
 double al_machine_memory(char *what, size_t n) {
-    double best = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double best = pages > 0 && page > 0 ? (double)pages * (double)page : HUGE_VAL;   /* unknown: no limit */
     snprintf(what, n, "this machine has");
     apply_limit(RLIMIT_AS, 0, "the address-space limit (ulimit -v)", &best, what, n);
     apply_limit(RLIMIT_DATA, 5, "the data-size limit (ulimit -d)", &best, what, n);
