@@ -165,7 +165,8 @@ static void gen_free(Gen *g) {
 
 /* Bin hits of a pilot of `draws` sequences from a fixed stream (not the caller's,
  * so checking changes no dataset).  The last (N, M) pairs are remembered: a sweep
- * checks every cell, and most cells share them. */
+ * checks every cell, and most cells share them.  (Not thread-safe: checks run on
+ * one thread; sweep workers are processes.) */
 static void pilot_hits(int seq_len, int modulus, int draws, int *hits) {
     enum { CACHED = 8 };
     static struct { int n, m, draws, hits[MATCH2_N_BINS]; } cache[CACHED];
@@ -215,9 +216,10 @@ int match2_check_size(int n_examples, int seq_len, int modulus, AlError *err) {
         double need = hits[b] ? (double)quota * draws / hits[b] : budget;
         if (need > budget) need = budget;
         if (need <= limit) continue;
-        char rate[96];
+        char rate[160];
         if (hits[b]) snprintf(rate, sizeof rate, "about 1 draw in %.0f lands there", (double)draws / hits[b]);
-        else snprintf(rate, sizeof rate, "none of %d trial draws landed there", draws);
+        else snprintf(rate, sizeof rate, "none of %d trial draws landed there, so it may take the whole budget of %d "
+                      "draws per row", draws, MATCH2_DRAWS_PER_EXAMPLE);
         char need_text[32], limit_text[32];
         return al_fail(err, 2, "match2: dataset size %d would take about %s draws to fill bin %d of %d (%s ones: %s), "
                        "more than the limit of %s draws of N = %d tokens (2^30 tokens in all); lower it, or choose "
