@@ -21,10 +21,14 @@
 #include "attnlab/train/trainer.h"
 
 #include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,8 +37,10 @@
 #define GOOD_TEST_SET "tests/bad_inputs/dataset/good.jsonl"
 #define GOOD_GRID "tests/bad_inputs/grid/ok.json"
 #define MAX_SETS 8
+#define ROW_SECONDS 60   /* a row still running after this is a hang (e.g. a blocking read) */
 
 static char tmp[256];
+static int current_line;   /* the row running, for the alarm's message */
 
 typedef struct Row {
     int line;
@@ -138,6 +144,39 @@ static int edit_header(const char *path, const char *gen, long *n) {
     return rc;
 }
 
+/* gen:nan:NAME — the first element of tensor NAME becomes NaN (a diverged model). */
+static int poison_tensor(const char *path, const char *name) {
+    size_t size = 0;
+    unsigned char *bytes = (unsigned char *)tu_read_file(path, &size);
+    uint64_t hlen = 0;
+    for (int i = 7; bytes && size >= 8 && i >= 0; i--) hlen = hlen << 8 | bytes[i];
+    cJSON *h = bytes && size >= 8 + hlen ? cJSON_ParseWithLength((const char *)bytes + 8, (size_t)hlen) : NULL;
+    cJSON *offsets = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, name), "data_offsets");
+    size_t at = offsets && offsets->child ? 8 + (size_t)hlen + (size_t)offsets->child->valuedouble : size;
+    float nan = NAN;
+    int rc = at + sizeof nan <= size ? 0 : -1;
+    if (!rc) memcpy(bytes + at, &nan, sizeof nan);
+    FILE *f = rc ? NULL : fopen(path, "wb");
+    if (f) rc = fwrite(bytes, 1, size, f) == size ? 0 : -1, rc |= fclose(f);
+    else rc = -1;
+    cJSON_Delete(h);
+    free(bytes);
+    return rc;
+}
+
+/* gen:longrow:N — a JSONL file of one row of N tokens, every one scored. */
+static int long_row(const char *path, int n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    const char *keys[3] = { "tokens", "labels", "mask" };
+    for (int k = 0; k < 3; k++) {
+        fprintf(f, "%s\"%s\": [", k ? "], " : "{", keys[k]);
+        for (int i = 0; i < n; i++) fputs(i ? ", 1" : "1", f);
+    }
+    fputs("]}\n", f);
+    return fclose(f) ? -1 : 0;
+}
+
 /* Puts the row's bad file at `target` (a copy of the good one already there). */
 static int make_input(const Row *r, const char *target, long *n) {
     const char *gen = !strncmp(r->input, "gen:", 4) ? r->input + 4 : NULL;
@@ -145,13 +184,72 @@ static int make_input(const Row *r, const char *target, long *n) {
     if (!strcmp(gen, "none")) return 0;
     if (!strcmp(gen, "missing")) return unlink(target);
     if (!strcmp(gen, "directory")) return unlink(target) || mkdir(target, 0755);
+    if (!strcmp(gen, "fifo")) return (unlink(target) && errno != ENOENT) || mkfifo(target, 0644);
+    if (!strncmp(gen, "longrow:", 8)) return long_row(target, atoi(gen + 8));
+    if (!strncmp(gen, "nan:", 4)) return poison_tensor(target, gen + 4);
     return edit_header(target, gen, n);
+}
+
+/* Config and dataset inputs: a committed file, or one a generator makes in tmp. */
+static void input_path(const Row *r, const char *name, char *file) {
+    if (strncmp(r->input, "gen:", 4) || !strcmp(r->input, "gen:big")) {
+        snprintf(file, 512, "%s", r->input);
+        return;
+    }
+    snprintf(file, 512, "%s/line%d-%s", tmp, r->line, name);
+    long n = 0;
+    CHECK(make_input(r, file, &n) == 0, "line %d: cannot make the input '%s'", r->line, r->input);
+}
+
+/* ---- the memory a row may use -------------------------------------------------------- */
+
+/* "memory_limit=4G" among a row's sets: the run gets that much address space above
+ * what this process has mapped already (RLIMIT_AS), so the memory check's verdict
+ * does not depend on the machine.  Relative, because a sanitizer build maps
+ * terabytes of shadow memory up front.  Returns the sets left. */
+static struct rlimit saved_as;
+static int memory_limited;
+
+static int take_memory_limit(const char **sets, int n) {
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(sets[i], "memory_limit=", 13)) {
+            sets[kept++] = sets[i];
+            continue;
+        }
+        FILE *f = fopen("/proc/self/statm", "r");
+        long pages = 0;
+        if (!f || fscanf(f, "%ld", &pages) != 1) pages = 0;
+        if (f) fclose(f);
+        double room = atof(sets[i] + 13) * (strchr(sets[i], 'G') ? 1 << 30 : strchr(sets[i], 'M') ? 1 << 20 : 1);
+        getrlimit(RLIMIT_AS, &saved_as);
+        struct rlimit rl = saved_as;
+        rl.rlim_cur = (rlim_t)((double)pages * (double)sysconf(_SC_PAGESIZE) + room);
+        if (saved_as.rlim_max != RLIM_INFINITY && rl.rlim_cur > saved_as.rlim_max) rl.rlim_cur = saved_as.rlim_max;
+        memory_limited = setrlimit(RLIMIT_AS, &rl) == 0;
+        CHECK(memory_limited, "cannot set RLIMIT_AS for '%s'", sets[i]);
+    }
+    return kept;
+}
+
+static void restore_memory_limit(void) {
+    if (memory_limited) setrlimit(RLIMIT_AS, &saved_as);
+    memory_limited = 0;
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    char text[160];
+    int n = snprintf(text, sizeof text, "%s:%d: still running after %d s (a hang: a blocking read, or a draw loop "
+                     "that cannot finish?)\n", TABLE, current_line, ROW_SECONDS);
+    if (write(2, text, (size_t)n) < 0) _exit(1);
+    _exit(1);
 }
 
 /* ---- running one row ------------------------------------------------------------- */
 
 static int run_config(const Row *r, const char *out, const char **sets, int n_sets, char *file, AlError *err) {
-    snprintf(file, 512, "%s", r->input);
+    input_path(r, "config.json", file);
     if (!strcmp(r->input, "gen:big")) {   /* a data file given as a config */
         snprintf(file, 512, "%s/big.json", tmp);
         FILE *f = fopen(file, "wb");
@@ -173,7 +271,7 @@ static int set_option(JsonlOptions *o, const char *kv) {
 }
 
 static int run_dataset(const Row *r, const char *out, const char **sets, int n_sets, char *file, AlError *err) {
-    snprintf(file, 512, "%s", r->input);
+    input_path(r, "data.jsonl", file);
     if (n_sets) {   /* the reader's limits, straight through the library */
         JsonlOptions o = {0};
         for (int i = 0; i < n_sets; i++) CHECK(set_option(&o, sets[i]) == 0, "line %d: bad option '%s'", r->line, sets[i]);
@@ -190,6 +288,13 @@ static int run_dataset(const Row *r, const char *out, const char **sets, int n_s
     CHECK(tu_write_file(cfg, text) == 0, "cannot write %s", cfg);
     TrainOptions o = { .config_path = cfg, .out_dir = out, .quiet = 1 };
     return train_run(&o, err);
+}
+
+/* Data rows: `./train data INPUT --set … --out DIR`, which writes a task's datasets. */
+static int run_data(const Row *r, const char *out, const char **sets, int n_sets, char *file, AlError *err) {
+    input_path(r, "config.json", file);
+    TrainOptions o = { .config_path = file, .overrides = sets, .n_overrides = n_sets, .out_dir = out, .quiet = 1 };
+    return train_write_data(&o, err);
 }
 
 /* Checkpoint and model rows: a copy of the good run folder with one file replaced. */
@@ -238,6 +343,17 @@ static int run_grid(const Row *r, const char *out, const char **sets, int n_sets
     return rc;
 }
 
+/* The row's entry point; -1 for an unknown kind. */
+static int run_kind(const Row *r, const char *out, const char **sets, int n_sets, char *file, long *n, AlError *err) {
+    if (!strcmp(r->kind, "config")) return run_config(r, out, sets, n_sets, file, err);
+    if (!strcmp(r->kind, "dataset")) return run_dataset(r, out, sets, n_sets, file, err);
+    if (!strcmp(r->kind, "data")) return run_data(r, out, sets, n_sets, file, err);
+    if (!strcmp(r->kind, "checkpoint") || !strcmp(r->kind, "model"))
+        return run_checkpoint(r, out, sets, n_sets, file, n, err);
+    if (!strcmp(r->kind, "grid")) return run_grid(r, out, sets, n_sets, file, n, err);
+    return -1;
+}
+
 static void run_row(Row *r, int index) {
     char out[400], file[512] = "", want[1024];
     const char *sets[MAX_SETS];
@@ -245,14 +361,13 @@ static void run_row(Row *r, int index) {
     long n = 0;
     AlError err = {0};
     snprintf(out, sizeof out, "%s/run%d", tmp, index);
-    int rc;
-    if (!strcmp(r->kind, "config")) rc = run_config(r, out, sets, n_sets, file, &err);
-    else if (!strcmp(r->kind, "dataset")) rc = run_dataset(r, out, sets, n_sets, file, &err);
-    else if (!strcmp(r->kind, "checkpoint") || !strcmp(r->kind, "model"))
-        rc = run_checkpoint(r, out, sets, n_sets, file, &n, &err);
-    else if (!strcmp(r->kind, "grid"))
-        rc = run_grid(r, out, sets, n_sets, file, &n, &err);
-    else {
+    n_sets = take_memory_limit(sets, n_sets);
+    current_line = r->line;
+    alarm(ROW_SECONDS);
+    int rc = run_kind(r, out, sets, n_sets, file, &n, &err);
+    alarm(0);
+    restore_memory_limit();
+    if (rc < 0) {
         CHECK(0, "%s:%d: unknown kind '%s'", TABLE, r->line, r->kind);
         return;
     }
@@ -271,7 +386,7 @@ static void run_row(Row *r, int index) {
     CHECK(!strcmp(r->where, "-") || strstr(err.msg, r->where), "%s:%d: message lacks the place '%s': %s", TABLE,
           r->line, r->where, err.msg);
     CHECK(strstr(err.msg, want) != NULL, "%s:%d: message lacks\n    %s\n  got\n    %s", TABLE, r->line, want, err.msg);
-    if (!strcmp(r->kind, "config") || !strcmp(r->kind, "dataset"))
+    if (!strcmp(r->kind, "config") || !strcmp(r->kind, "dataset") || !strcmp(r->kind, "data"))
         CHECK(!exists(out), "%s:%d: a rejected input left %s behind", TABLE, r->line, out);
 }
 
@@ -296,6 +411,7 @@ static int parse_row(char *line, int number, Row *r) {
 int main(void) {
     snprintf(tmp, sizeof tmp, "%s/attnlab_bad_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp)) return 1;
+    signal(SIGALRM, on_alarm);
     char base[400];
     snprintf(base, sizeof base, "%s/base", tmp);
     TrainOptions o = { .config_path = OK_CONFIG, .out_dir = base, .quiet = 1 };
@@ -303,8 +419,8 @@ int main(void) {
     CHECK(train_run(&o, &err) == 0, "the good run failed: %s", err.msg);
     char *table = tu_read_file(TABLE, NULL);
     CHECK(table != NULL, "cannot read %s (run from the repository root)", TABLE);
-    int rows = 0, line_no = 0, per_kind[5] = {0};
-    static const char *const KINDS[5] = { "config", "dataset", "checkpoint", "model", "grid" };
+    int rows = 0, line_no = 0, per_kind[6] = {0};
+    static const char *const KINDS[6] = { "config", "dataset", "data", "checkpoint", "model", "grid" };
     for (char *line = table, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
@@ -315,10 +431,10 @@ int main(void) {
         CHECK(parsed, "%s:%d: not 7 tab-separated columns", TABLE, line_no);
         if (!parsed) continue;
         run_row(&r, rows++);
-        for (int k = 0; k < 5; k++) per_kind[k] += !strcmp(r.kind, KINDS[k]);
+        for (int k = 0; k < 6; k++) per_kind[k] += !strcmp(r.kind, KINDS[k]);
     }
-    printf("%d rows: %d config, %d dataset, %d checkpoint, %d model, %d grid\n", rows, per_kind[0], per_kind[1],
-           per_kind[2], per_kind[3], per_kind[4]);
+    printf("%d rows: %d config, %d dataset, %d data, %d checkpoint, %d model, %d grid\n", rows, per_kind[0],
+           per_kind[1], per_kind[2], per_kind[3], per_kind[4], per_kind[5]);
     CHECK(rows > 100, "only %d rows in %s", rows, TABLE);
     free(table);
     char cmd[400];

@@ -412,6 +412,49 @@ static void test_consistency_errors(void) {
           "fine-tuning is off by default");
 }
 
+/* Rules that once failed only after training, or inside a generator: the k-hop test
+ * hop count, the distill section against the model, empty paths. */
+static void test_run_rules(void) {
+    const char *khop = "{\"task\": {\"type\": \"khop\", \"min_hops\": 1, \"max_hops\": 3, \"test_hops\": %d}}";
+    char json[256];
+    for (int h = -1; h <= 4; h++) {
+        snprintf(json, sizeof json, khop, h);
+        Config c;
+        AlError e = { 0 };
+        int ok = h == -1 || (h >= 1 && h <= 3);
+        CHECK((cfg_parse(&c, json, SRC, &e) == 0) == ok, "test_hops %d: %s", h, ok ? e.msg : "accepted");
+    }
+    EXPECT_FAIL("{\"task\": {\"type\": \"khop\", \"min_hops\": 1, \"max_hops\": 3, \"test_hops\": 0}}",
+                SRC ": task.test_hops (0) must be -1 or in [task.min_hops, task.max_hops] = [1, 3]");
+    EXPECT_FAIL("{\"task\": {\"type\": \"file\", \"test_path\": \"\"}}", SRC ": task.test_path: must not be empty");
+
+    /* Distillation: only checked against the model when it will run. */
+    Config deep = parse_ok("{\"model\": {\"n_layers\": 9}}");
+    CHECK(deep.model.n_layers == 9, "9 layers without distillation");
+    parse_ok("{\"model\": {\"n_layers\": 9}, \"distill\": {\"enabled\": true, \"layers\": \"0..7\"}}");
+    parse_ok("{\"model\": {\"attention\": {\"type\": \"linear\"}}, \"distill\": {\"funcs\": \"1..10\"}}");
+    EXPECT_FAIL("{\"model\": {\"n_layers\": 9}, \"distill\": {\"enabled\": true}}",
+                SRC ": distill.layers \"all\" selects 9 layers (model.n_layers is 9), more than the 8");
+    EXPECT_FAIL("{\"model\": {\"type\": \"lstm\"}, \"distill\": {\"enabled\": true}}",
+                SRC ": distill.enabled: ANNA replaces softmax attention, but model.type is \"lstm\"");
+    parse_ok("{\"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"funcs\": \"1..9\"}}");
+    EXPECT_FAIL("{\"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"funcs\": \"1..10\"}}",
+                SRC ": distill.funcs \"1..10\": z = 10 is more than a crosspolytope table holds at d_head = 64 (at "
+                "most 9: 7 bits per function");
+    EXPECT_FAIL("{\"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"finetune_steps\": 5, "
+                "\"finetune_cells\": \"2x12\"}}", SRC ": distill.finetune_cells \"2x12\": z = 12 is more than");
+    EXPECT_FAIL("{\"model\": {\"d_model\": 4096}, \"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", "
+                "\"tables\": \"4096\", \"funcs\": \"4\"}}",
+                SRC ": distill.tables \"4096\": 4096 tables x 4 functions x d_head projections at d_head = 4096");
+    /* The whole section is checked in one pass, after every --set. */
+    Config c;
+    cfg_defaults(&c);
+    AlError e = { 0 };
+    const char *sets[] = { "distill.enabled=true", "model.n_layers=9" };
+    CHECK(cfg_set_all(&c, sets, 2, SRC, &e) == 2 && starts_with(e.msg, "--set model.n_layers=9: distill.layers"),
+          "distill after --set: %s", e.msg);
+}
+
 /* --- overrides ------------------------------------------------------------ */
 
 static void test_overrides(void) {
@@ -517,6 +560,7 @@ int main(void) {
     test_type_errors();
     test_range_errors();
     test_consistency_errors();
+    test_run_rules();
     test_overrides();
     test_load_with_overrides();
     return check_exit("test_config");

@@ -340,6 +340,21 @@ static void test_errors(void) {
     seqset_free(&wrong);
 }
 
+/* Sizes rejection sampling could not fill in reasonable time are refused before a
+ * draw; the paper's sizes pass at once (their whole budget is within the limit). */
+static void test_check_size(void) {
+    AlError err = { 0 };
+    CHECK(match2_check_size(10000, 32, 37, &err) == 0, "paper setting refused: %s", err.msg);
+    CHECK(match2_check_size(200000, 32, 37, &err) == 0, "200000 rows (about 50M tokens) refused: %s", err.msg);
+    CHECK(match2_check_size(1000000, 32, 37, &err) == 2 && strstr(err.msg, "fill bin 0 of 4"),
+          "1000000 rows at N = 32 (bin 0: ~1 in 240): %s", err.msg);
+    CHECK(match2_check_size(10000, 65536, 37, &err) == 2 && strstr(err.msg, "none of 64 trial draws"),
+          "N = 65536 (only bin 3 occurs): %s", err.msg);
+    CHECK(match2_check_size(MATCH2_MAX_EXAMPLES + 1, 32, 37, &err) == 2 && strstr(err.msg, "must be in [1, 268435456]"),
+          "too many rows: %s", err.msg);
+    CHECK(match2_check_size(40, 2, 5, &err) == 0, "small unfillable sets are left to generation (its own message)");
+}
+
 /* ---- sampler ------------------------------------------------------------ */
 
 static void test_sampler_epochs(void) {
@@ -424,6 +439,7 @@ int main(void) {
     test_top_up();
     test_top_up_disjoint();
     test_errors();
+    test_check_size();
     test_sampler_epochs();
     test_sampler_resume();
     return check_exit("test_match2");

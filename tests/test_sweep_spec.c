@@ -206,6 +206,41 @@ static void test_set_all(void) {
     CHECK(strstr(err.msg, "--set task.seq_len=4: task.min_len (10) must be <= task.seq_len (4)"), "message: %s", err.msg);
 }
 
+/* A cell the loader accepts but its run would refuse: the task generator's own
+ * checks, the k-hop test hop count, the memory a run needs.  All before any cell runs. */
+static void expect_cell_fail(int line, const char *task, const char *sweep, const char *want) {
+    char text[4096];
+    snprintf(text, sizeof text, "{\"name\": \"c\", \"seed\": 5, \"task\": %s,\n"
+             " \"model\": {\"d_model\": 8, \"attention\": {\"causal\": true}},\n"
+             " \"train\": {\"steps\": 2, \"batch_size\": 2}, \"eval\": {\"every\": 1, \"test_size\": 8},\n"
+             " \"sweep\": %s}\n", task, sweep);
+    Config base;
+    SweepSpec s;
+    AlError err = {0};
+    int rc = tu_load_sweep(path, text, &base, &s, &err);
+    CHECK(rc == 2, "line %d: expected code 2, got %d (%s)", line, rc, err.msg);
+    CHECK(!strncmp(err.msg, path, strlen(path)), "line %d: message does not start with the file: %s", line, err.msg);
+    CHECK(strstr(err.msg, want) != NULL, "line %d: message lacks '%s':\n  %s", line, want, err.msg);
+    sweep_spec_free(&s);
+}
+
+static void test_cell_checks(void) {
+    expect_cell_fail(__LINE__, "{\"type\": \"dyck\", \"seq_len\": 16, \"train_size\": 0}",
+                     "{\"axes\": {\"task.seq_len\": [16, 17]}}",
+                     "sweep cell task.seq_len=17,seed=5: task.seq_len: dyck: seq_len must be even, got 17");
+    expect_cell_fail(__LINE__, "{\"type\": \"khop\", \"seq_len\": 16, \"min_hops\": 0, \"max_hops\": 1, "
+                     "\"train_size\": 0}", "{\"axes\": {\"task.test_hops\": [1, 2]}}",
+                     "sweep.axes[\"task.test_hops\"] = 2 (cell task.test_hops=2,seed=5): task.test_hops (2) must be -1 "
+                     "or in [task.min_hops, task.max_hops] = [0, 1]");
+    expect_cell_fail(__LINE__, "{\"type\": \"dyck\", \"seq_len\": 16, \"train_size\": 0}",
+                     "{\"axes\": {\"task.seq_len\": [65536], \"train.batch_size\": [4096]}}",   /* ~80 PiB */
+                     "sweep cell task.seq_len=65536,train.batch_size=4096,seed=5: train.batch_size=4096, "
+                     "task.seq_len=65536, model.n_heads=1, model.n_layers=1: the run needs about");
+    expect_cell_fail(__LINE__, "{\"type\": \"match2\", \"seq_len\": 32, \"modulus\": 37, \"train_size\": 100}",
+                     "{\"axes\": {\"eval.test_size\": [8, 1000000]}}",
+                     "sweep cell eval.test_size=1000000,seed=5: eval.test_size: match2: dataset size 1000000 would take");
+}
+
 int main(void) {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(path, sizeof path, "%s/attnlab_sweep_spec_%d.json", dir, (int)getpid());
@@ -213,6 +248,7 @@ int main(void) {
     test_errors();
     test_plain_run_refuses();
     test_set_all();
+    test_cell_checks();
     remove(path);
     return check_exit("test_sweep_spec");
 }

@@ -28,13 +28,17 @@ typedef struct Grid {
 static int grid_from_config(const CfgDistill *d, int n_layers, Grid *g, AlError *err) {
     char why[160];
     memset(g, 0, sizeof *g);
+    /* Checked before g->layer[] is written: it has room for DISTILL_MAX_LAYERS. */
+    if (!strcmp(d->layers, "all") && n_layers > DISTILL_MAX_LAYERS)
+        return al_fail(err, 2, "distill.layers \"all\" selects %d layers (model.n_layers), more than the %d one "
+                       "distillation grid replaces: list at most %d, e.g. \"0..%d\"", n_layers, DISTILL_MAX_LAYERS,
+                       DISTILL_MAX_LAYERS, DISTILL_MAX_LAYERS - 1);
     if (!strcmp(d->layers, "all")) {
         g->n = n_layers;
         for (int l = 0; l < n_layers; l++) g->layer[l] = l;
     } else if (intlist_parse(d->layers, 0, n_layers - 1, g->layer, DISTILL_MAX_LAYERS, &g->n, why, sizeof why)) {
         return al_fail(err, 2, "distill.layers \"%s\": %s", d->layers, why);
     }
-    if (g->n > DISTILL_MAX_LAYERS) return al_fail(err, 2, "distill: at most %d layers", DISTILL_MAX_LAYERS);
     if (intlist_parse_per(d->tables, g->n, 1, 4096, &g->tables[0][0], DISTILL_MAX_VALUES, g->n_tables, why, sizeof why) ||
         intlist_parse_per(d->funcs, g->n, 1, 64, &g->funcs[0][0], DISTILL_MAX_VALUES, g->n_funcs, why, sizeof why))
         return al_fail(err, 2, "distill.tables/funcs: %s", why);
@@ -417,6 +421,21 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     return rc;
 }
 
+/* A diverged model (NaN or inf weights) would still fill a grid with error rates
+ * that look like results; refuse it instead, naming the first bad tensor. */
+static int check_finite(const Model *m, const char *path, AlError *err) {
+    const ParamStore *ps = &m->params;
+    for (int i = 0; i < ps->n; i++) {
+        const Tensor *t = &ps->p[i].t;
+        for (long j = 0; j < t->n; j++)
+            if (!isfinite(t->data[j]))
+                return al_fail(err, 1, "%s: tensor '%s' holds a non-finite value (%g at element %ld): the model "
+                               "diverged, so distilling it would measure nothing (retrain it, e.g. with a lower "
+                               "train.lr or train.grad_clip)", path, ps->p[i].name, (double)t->data[j], j);
+    }
+    return 0;
+}
+
 int distill_main(const char *run_dir, const char *const *overrides, int n_overrides, int quiet, AlError *err) {
     char path[1024];
     Config cfg;
@@ -427,6 +446,7 @@ int distill_main(const char *run_dir, const char *const *overrides, int n_overri
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
     snprintf(path, sizeof path, "%s/model.safetensors", run_dir);
     int rc = checkpoint_load_model(path, m, err);
+    if (!rc) rc = check_finite(m, path, err);
     if (!rc) rc = distill_run(&cfg, m, &td, run_dir, quiet, err);
     model_free(m);
     task_free(&td);

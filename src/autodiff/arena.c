@@ -3,6 +3,7 @@
 #include "attnlab/util/error.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,11 +15,20 @@ struct ArenaChunk {
 
 static size_t round_up(size_t n) { return (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1); }
 
+/* Fatal, like al_malloc's out of memory, but with the size that was asked for: the
+ * arena holds one training step's activations, so the size says how far off the run
+ * is.  (The trainer's memory check should have refused such a config up front.) */
+static void arena_oom(size_t bytes) __attribute__((noreturn));
+static void arena_oom(size_t bytes) {
+    fprintf(stderr, "attnlab: out of memory: the tape arena could not get %zu bytes (%.3g GiB) for a step's "
+                    "activations; lower train.batch_size, the sequence length or the model size\n",
+            bytes, (double)bytes / (1u << 30));
+    exit(1);
+}
+
 static char *aligned_block(Arena *a, size_t bytes) {
     void *p = NULL;
-    if (posix_memalign(&p, ARENA_ALIGN, bytes ? bytes : ARENA_ALIGN) != 0) {
-        return al_malloc((size_t)-1 / 2); /* reports out of memory and exits */
-    }
+    if (posix_memalign(&p, ARENA_ALIGN, bytes ? bytes : ARENA_ALIGN) != 0) arena_oom(bytes);
     a->n_mallocs++;
     return p;
 }
@@ -35,8 +45,9 @@ static void note_high_water(Arena *a) {
 }
 
 void *arena_alloc(Arena *a, size_t bytes) {
+    if (bytes > ARENA_MAX_REQUEST) arena_oom(bytes);   /* no rounding or sum below can wrap */
     bytes = round_up(bytes ? bytes : 1);
-    if (a->used + bytes <= a->cap) {
+    if (bytes <= a->cap - a->used) {
         void *p = a->base + a->used;
         a->used += bytes;
         note_high_water(a);

@@ -12,6 +12,7 @@
  * a hostile file can claim is bounded by the options. */
 #include "attnlab/data/jsonl.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/util/fsutil.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -468,8 +469,8 @@ static int feed_file(Store *s, FILE *f, AlError *err) {
 }
 
 static int store_from_file(Store *s, const char *path, AlError *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return al_fail(err, 2, "cannot open '%s': %s", path, strerror(errno));
+    FILE *f = al_open_regular(path, 2, err);   /* a FIFO or device is refused unread */
+    if (!f) return err->code;
     int rc = feed_file(s, f, err);
     fclose(f);
     return rc;

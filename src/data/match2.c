@@ -7,6 +7,7 @@
 #include "attnlab/data/match2.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,8 +120,8 @@ static int gen_top_up(Gen *g, int b, int *perm, AlError *err) {
 }
 
 static int check_args(int n_examples, int seq_len, int modulus, const SeqSet *exclude, AlError *err) {
-    if (n_examples < 1 || n_examples > (1 << 28))
-        return al_fail(err, 2, "match2: dataset size %d out of range", n_examples);
+    if (n_examples < 1 || n_examples > MATCH2_MAX_EXAMPLES)
+        return al_fail(err, 2, "match2: dataset size %d must be in [1, %d]", n_examples, MATCH2_MAX_EXAMPLES);
     if (seq_len < 1) return al_fail(err, 2, "match2: sequence length %d must be >= 1", seq_len);
     if (modulus < 2) return al_fail(err, 2, "match2: modulus %d must be >= 2", modulus);
     if (exclude && exclude->seq_len != seq_len)
@@ -158,6 +159,75 @@ static void gen_free(Gen *g) {
     free(g->present);
     free(g->x);
     free(g->y);
+}
+
+/* ---- how long a generation would draw ------------------------------------------ */
+
+/* Bin hits of a pilot of `draws` sequences from a fixed stream (not the caller's,
+ * so checking changes no dataset).  The last (N, M) pairs are remembered: a sweep
+ * checks every cell, and most cells share them.  (Not thread-safe: checks run on
+ * one thread; sweep workers are processes.) */
+static void pilot_hits(int seq_len, int modulus, int draws, int *hits) {
+    enum { CACHED = 8 };
+    static struct { int n, m, draws, hits[MATCH2_N_BINS]; } cache[CACHED];
+    static int next;
+    for (int c = 0; c < CACHED; c++)
+        if (cache[c].n == seq_len && cache[c].m == modulus && cache[c].draws == draws) {
+            memcpy(hits, cache[c].hits, sizeof cache[c].hits);
+            return;
+        }
+    Rng rng = rng_stream(0x6d6174636832 /* "match2" */, 0x70696c6f74 /* "pilot" */);
+    uint8_t *present = al_calloc((size_t)modulus, 1);
+    int *x = al_malloc(2 * (size_t)seq_len * sizeof(int)), *y = x + seq_len;
+    memset(hits, 0, MATCH2_N_BINS * sizeof *hits);
+    for (int d = 0; d < draws; d++) {
+        for (int i = 0; i < seq_len; i++) x[i] = 1 + (int)rng_below(&rng, (uint32_t)(modulus - 1));
+        hits[match2_bin(label_with_table(x, seq_len, modulus, present, y), seq_len)]++;
+    }
+    free(x);
+    free(present);
+    cache[next].n = seq_len, cache[next].m = modulus, cache[next].draws = draws;
+    memcpy(cache[next].hits, hits, sizeof cache[next].hits);
+    next = (next + 1) % CACHED;
+}
+
+/* "57.5 million", "1.07 billion", "125000". */
+static const char *count_text(double v, char *buf, size_t n) {
+    if (v >= 1e9) snprintf(buf, n, "%.3g billion", v / 1e9);
+    else if (v >= 1e6) snprintf(buf, n, "%.3g million", v / 1e6);
+    else snprintf(buf, n, "%.0f", v);
+    return buf;
+}
+
+static const char *const BIN_TEXT[MATCH2_N_BINS] = { "fewer than 25%", "25-50%", "50-75%", "75% or more" };
+
+int match2_check_size(int n_examples, int seq_len, int modulus, AlError *err) {
+    if (check_args(n_examples, seq_len, modulus, NULL, err)) return 2;
+    double budget = (double)MATCH2_DRAWS_PER_EXAMPLE * n_examples, limit = MATCH2_MAX_DRAW_TOKENS / seq_len;
+    if (budget <= limit) return 0;   /* even the whole budget is cheap enough */
+    int draws = MATCH2_PILOT_TOKENS / seq_len < MATCH2_PILOT_DRAWS ? MATCH2_PILOT_TOKENS / seq_len : MATCH2_PILOT_DRAWS;
+    if (draws < 1) draws = 1;
+    int hits[MATCH2_N_BINS];
+    pilot_hits(seq_len, modulus, draws, hits);
+    /* The rarest bin sets the pace: quota / rate draws, or the whole budget when
+     * the pilot never saw it (then generation draws until the budget runs out). */
+    for (int b = 0; b < MATCH2_N_BINS; b++) {
+        int quota = n_examples / MATCH2_N_BINS + (b < n_examples % MATCH2_N_BINS);
+        double need = hits[b] ? (double)quota * draws / hits[b] : budget;
+        if (need > budget) need = budget;
+        if (need <= limit) continue;
+        char rate[160];
+        if (hits[b]) snprintf(rate, sizeof rate, "about 1 draw in %.0f lands there", (double)draws / hits[b]);
+        else snprintf(rate, sizeof rate, "none of %d trial draws landed there, so it may take the whole budget of %d "
+                      "draws per row", draws, MATCH2_DRAWS_PER_EXAMPLE);
+        char need_text[32], limit_text[32];
+        return al_fail(err, 2, "match2: dataset size %d would take about %s draws to fill bin %d of %d (%s ones: %s), "
+                       "more than the limit of %s draws of N = %d tokens (2^30 tokens in all); lower it, or choose "
+                       "task.seq_len and task.modulus so that every bin is common", n_examples,
+                       count_text(need, need_text, sizeof need_text), b, MATCH2_N_BINS, BIN_TEXT[b], rate,
+                       count_text(limit, limit_text, sizeof limit_text), seq_len);
+    }
+    return 0;
 }
 
 int match2_generate(Dataset *out, int n_examples, int seq_len, int modulus, Rng *rng,

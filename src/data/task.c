@@ -3,6 +3,8 @@
 #include "attnlab/data/jsonl.h"
 #include "attnlab/data/match2.h"
 #include "attnlab/data/seqset.h"
+#include "attnlab/nn/model.h"
+#include "attnlab/util/fsutil.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,11 @@ static int khop_generator(const CfgTask *t, TaskData *td, AlError *err) {
     k->p = (KhopParams){ t->alphabet, t->seq_len, t->min_hops, t->max_hops };
     k->test_hops = t->test_hops;
     if (khop_check(&k->p, err)) return err->code;
+    /* khop_sample asserts it: a test hop count outside training has no hop token
+     * (above max_hops) or an untrained one (below min_hops). */
+    if (t->test_hops != -1 && (t->test_hops < t->min_hops || t->test_hops > t->max_hops))
+        return al_fail(err, 2, "khop: test_hops %d must be -1 or in [min_hops, max_hops] = [%d, %d]", t->test_hops,
+                       t->min_hops, t->max_hops);
     TaskGen *g = &td->gen;
     *g = (TaskGen){ .name = "khop", .vocab_size = khop_vocab_size(&k->p), .n_classes = khop_n_classes(&k->p),
                     .max_len = khop_max_len(&k->p), .sample = khop_task_sample, .params = k };
@@ -207,19 +214,141 @@ static const struct { const char *start, *key; } PARAM_KEYS[] = {
     { "assoc_recall: seq_len", "task.seq_len" }, { "assoc_recall: keys", "task.keys" },
     { "khop: alphabet", "task.alphabet" }, { "khop: seq_len", "task.seq_len" },
     { "khop: min_hops", "task.min_hops" }, { "khop: max_hops", "task.max_hops" },
-    { "match2: dataset size", "task.train_size" }, { "match2: ", "task.seq_len, task.modulus" },
+    { "khop: test_hops", "task.test_hops" }, { "match2: ", "task.seq_len, task.modulus" },
 };
 
-int task_build_from(const Config *c, const char *source, TaskData *td, AlError *err) {
-    int rc = task_build(c, td, err);
-    if (!rc || c->task.type == TASK_FILE) return rc;   /* JSONL errors name their file */
+/* "SOURCE: KEY: " (or "KEY: " without a source) before err's message. */
+static void name_key(AlError *err, const char *source, const char *key) {
+    if (source && key) al_error_prefix(err, "%s: %s", source, key);
+    else if (source || key) al_error_prefix(err, "%s", source ? source : key);
+}
+
+/* A generator's message names its own parameter ("lis: length 2 ..."): find the
+ * config key it comes from. */
+static void attribute(const char *source, AlError *err) {
     const char *key = NULL;
     if (!strncmp(err->msg, "task ", 5))   /* too few distinct examples */
         key = strstr(err->msg, " test examples ") ? "eval.test_size" : "task.train_size";
     for (size_t i = 0; !key && i < sizeof PARAM_KEYS / sizeof PARAM_KEYS[0]; i++)
         if (!strncmp(err->msg, PARAM_KEYS[i].start, strlen(PARAM_KEYS[i].start))) key = PARAM_KEYS[i].key;
-    if (key) al_error_prefix(err, "%s: %s", source, key);
-    else al_error_prefix(err, "%s", source);
+    name_key(err, source, key);
+}
+
+/* A JSONL file that cannot be opened: which key gave its path. */
+static void attribute_file(const Config *c, const char *source, AlError *err) {
+    char train[CFG_PATH_MAX + 8], test[CFG_PATH_MAX + 8];
+    snprintf(train, sizeof train, "'%s'", c->task.train_path);
+    snprintf(test, sizeof test, "'%s'", c->task.test_path);
+    if (strncmp(err->msg, "cannot ", 7)) return;   /* the others name the file and line */
+    if (strstr(err->msg, train)) name_key(err, source, "task.train_path");
+    else if (strstr(err->msg, test)) name_key(err, source, "task.test_path");
+}
+
+/* Match2's sizes: out of range, or more rejection sampling than is practical. */
+static int match2_sizes(const Config *c, AlError *err) {
+    if (match2_check_size(c->task.train_size, c->task.seq_len, c->task.modulus, err)) {
+        al_error_prefix(err, "task.train_size");
+        return err->code;
+    }
+    if (match2_check_size(c->eval.test_size, c->task.seq_len, c->task.modulus, err)) {
+        al_error_prefix(err, "eval.test_size");
+        return err->code;
+    }
+    return 0;
+}
+
+/* The generator of c (td->gen and td->params), without drawing anything. */
+static int generator_of(const Config *c, TaskData *td, AlError *err) {
+    memset(td, 0, sizeof *td);
+    if (c->task.type != TASK_MATCH2) return task_generator(c, td, err);
+    td->gen = (TaskGen){ .name = "match2", .vocab_size = c->task.modulus, .n_classes = 2, .max_len = c->task.seq_len };
+    return 0;
+}
+
+int task_check(const Config *c, const char *source, AlError *err) {
+    if (c->task.type == TASK_FILE) return 0;   /* the reader checks the files */
+    TaskData scratch;
+    int rc = generator_of(c, &scratch, err);
+    if (rc) attribute(source, err);
+    else if (c->task.type == TASK_MATCH2 && (rc = match2_sizes(c, err))) name_key(err, source, NULL);
+    return rc;
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+/* Bytes of n rows of max_len: tokens and targets (4 bytes each), RowInfo, and the
+ * sets that keep rows distinct while they are drawn (a key copy and ~4 slots). */
+static double rows_bytes(double n, int max_len) {
+    return n * (16.0 * max_len + sizeof(RowInfo) + 64);
+}
+
+/* "task.seq_len=32", or the key that sets the length and the rows' length (file
+ * tasks: the file holding the longest row). */
+static void len_keys(const Config *c, int max_len, int train_longest, char *out, size_t n) {
+    const CfgTask *t = &c->task;
+    switch (t->type) {
+    case TASK_FILE:   /* the file with the longest row */
+        snprintf(out, n, "%s '%s' (rows of up to %d tokens)", train_longest ? "task.train_path" : "task.test_path",
+                 train_longest ? t->train_path : t->test_path, max_len);
+        return;
+    case TASK_LIS: case TASK_ED: snprintf(out, n, "task.length=%d (rows of %d tokens)", t->length, max_len); return;
+    case TASK_ARITH: snprintf(out, n, "task.n_ops=%d (rows of %d tokens)", t->n_ops, max_len); return;
+    default:
+        if (max_len == t->seq_len) snprintf(out, n, "task.seq_len=%d", t->seq_len);
+        else snprintf(out, n, "task.seq_len=%d (rows of %d tokens)", t->seq_len, max_len);
+    }
+}
+
+static void data_keys(const Config *c, char *out, size_t n) {
+    if (c->task.type == TASK_FILE) snprintf(out, n, "task.train_path, task.test_path");
+    else if (c->task.train_size == 0) snprintf(out, n, "eval.test_size=%d", c->eval.test_size);
+    else snprintf(out, n, "task.train_size=%d, eval.test_size=%d", c->task.train_size, c->eval.test_size);
+}
+
+/* The datasets alone, before a row is drawn (./train data and distill need them
+ * too, with or without a model). */
+static int check_data_memory(const Config *c, const char *source, AlError *err) {
+    TaskData scratch;
+    AlError ignored = {0};   /* task_check has reported a generator that fails */
+    if (c->task.type == TASK_FILE || generator_of(c, &scratch, &ignored)) return 0;
+    int T = scratch.gen.max_len;
+    double rows = (double)c->task.train_size + c->eval.test_size, need = rows_bytes(rows, T);
+    char what[160], keys[256], b[2][24];
+    double have = al_machine_memory(what, sizeof what);
+    if (need <= have) return 0;
+    data_keys(c, keys, sizeof keys);
+    return al_fail(err, 2, "%s%s%s: the datasets alone need about %s (%.0f rows of %d tokens, with the sets that keep "
+                   "them distinct) but %s %s of memory; make them smaller", source ? source : "", source ? ": " : "",
+                   keys, al_fmt_bytes(need, b[0], sizeof b[0]), rows, T, what, al_fmt_bytes(have, b[1], sizeof b[1]));
+}
+
+int task_check_memory(const Config *c, const TaskData *td, const char *source, AlError *err) {
+    TaskData scratch;
+    double data;
+    if (!td) {
+        if (c->task.type == TASK_FILE) return 0;   /* its shapes are known once the files are read */
+        if (generator_of(c, &scratch, err)) return err->code;
+        scratch.vocab_size = scratch.gen.vocab_size;
+        scratch.n_classes = scratch.gen.n_classes;
+        scratch.seq_len = scratch.gen.max_len;
+        td = &scratch;
+        data = rows_bytes((double)c->task.train_size + c->eval.test_size, td->seq_len);
+    } else {
+        data = rows_bytes((double)td->train.n + td->test.n, td->seq_len);
+    }
+    char len[CFG_PATH_MAX + 64], keys[128];
+    len_keys(c, td->seq_len, td->train.seq_len == td->seq_len, len, sizeof len);
+    data_keys(c, keys, sizeof keys);
+    return model_memory_check(c, td->vocab_size, td->n_classes, td->seq_len, len, data, keys, source, err);
+}
+
+int task_build_from(const Config *c, const char *source, TaskData *td, AlError *err) {
+    memset(td, 0, sizeof *td);
+    if (task_check(c, source, err) || check_data_memory(c, source, err)) return err->code;
+    int rc = task_build(c, td, err);
+    if (!rc) snprintf(td->source, sizeof td->source, "%s", source);
+    else if (c->task.type == TASK_FILE) attribute_file(c, source, err);
+    else attribute(source, err);
     return rc;
 }
 
@@ -246,10 +375,15 @@ void task_free(TaskData *td) {
     dataset_free(&td->test);
 }
 
-int task_write_jsonl(const TaskData *td, const char *dir, AlError *err) {
+int task_check_writable(const TaskData *td, AlError *err) {
     if (td->streaming)
-        return al_fail(err, 2, "task.train_size is 0 (fresh examples every step): set it to the number of "
-                       "training examples to write");
+        return al_fail(err, 2, "%s%stask.train_size is 0 (fresh examples every step): set it to the number of "
+                       "training examples to write", td->source, *td->source ? ": " : "");
+    return 0;
+}
+
+int task_write_jsonl(const TaskData *td, const char *dir, AlError *err) {
+    if (task_check_writable(td, err)) return err->code;
     int fields = 0;
     if (td->train.info && td->gen.n_groups) fields |= JSONL_GROUP;
     if (td->train.info && td->gen.extract_answer) fields |= JSONL_COT;

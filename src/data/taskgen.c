@@ -1,6 +1,7 @@
 /* taskgen.c — see taskgen.h. */
 #include "attnlab/data/taskgen.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,15 @@ static void row_key(const TaskGen *g, const int *tokens, const RowInfo *info, in
     for (int i = n; i < g->max_len; i++) key[i] = -1;
 }
 
+/* A large budget spent on a space too small for n distinct rows would run for
+ * minutes before failing.  The share of draws that are new only falls as the set
+ * fills, so the average share so far bounds what the rest of the budget can add;
+ * with twice that bound still short of n, the end is certain enough to stop. */
+#define DOOMED_EVERY 65536
+static int cannot_finish(int have, int n, long draws, long budget) {
+    return have + 2.0 * have / draws * (double)(budget - draws) < n;
+}
+
 int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const SeqSet *exclude,
                     SeqSet *keys, Dataset *out, AlError *err) {
     memset(out, 0, sizeof *out);
@@ -33,11 +43,12 @@ int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const Se
     seqset_init(&seen, g->max_len, n);
     int *key = al_malloc((size_t)g->max_len * sizeof(int));
     long budget = 100L * n > 1000 ? 100L * n : 1000, draws = 0;
-    int have = 0;
-    while (have < n && draws < budget) {
+    int have = 0, doomed = 0;
+    while (have < n && draws < budget && !doomed) {
         int *tok = dataset_tokens(out, have), *tgt = dataset_targets(out, have);
         sample_row(g, split, rng, tok, tgt, &out->info[have]);
         draws++;
+        doomed = draws % DOOMED_EVERY == 0 && cannot_finish(have, n, draws, budget);
         row_key(g, tok, &out->info[have], key);
         if ((exclude && seqset_contains(exclude, key)) || !seqset_add(&seen, key)) continue;
         if (keys) seqset_add(keys, key);
@@ -46,11 +57,14 @@ int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const Se
     free(key);
     seqset_free(&seen);
     if (have < n) {
+        char left[96] = "";
+        if (doomed) snprintf(left, sizeof left, " (stopped early: the other %ld draws of the budget could not "
+                             "find the rest)", budget - draws);
         dataset_free(out);
-        return al_fail(err, 2, "task %s: only %d distinct %s examples found in %ld draws, %d wanted "
+        return al_fail(err, 2, "task %s: only %d distinct %s examples found in %ld draws%s, %d wanted "
                        "(the task is too small for this size: lower it, or train by streaming with "
                        "task.train_size 0)", g->name, have, split == SPLIT_TRAIN ? "training" : "test",
-                       draws, n);
+                       draws, left, n);
     }
     return 0;
 }

@@ -16,8 +16,10 @@
  *   sinusoidal positions are fixed: PE[p, 2i] = sin(p/10000^(2i/d)), PE[p, 2i+1] = cos(…). */
 #include "model_internal.h"
 #include "attnlab/util/error.h"
+#include "attnlab/util/fsutil.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,4 +166,87 @@ void model_free(Model *m) {
     free(m->lstm);
     free(m->sinusoid.data);
     free(m);
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+double model_param_count(const CfgModel *c, int vocab_size, int n_classes, int max_len) {
+    double d = c->d_model, L = c->n_layers, n = vocab_size * d + n_classes * (d + 1);   /* tok_emb, head */
+    if (c->type == MODEL_LSTM) return n + L * (8 * d * d + 4 * d);
+    double h = (double)c->mlp_ratio * d;
+    if (c->positional == POS_LEARNED) n += max_len * d;
+    if (c->embed_layernorm) n += 2 * d;
+    return n + 2 * d /* ln_f */ + L * (4 * d + 4 * (d * d + d) + (h * d + h) + (d * h + d));
+}
+
+/* Attention's saved floats per layer of a training step: softmax keeps P (B·H·T²)
+ * and a T×T scratch; sparse keeps P over the visible pairs; linear keeps φ(q), φ(k)
+ * and the denominators, plus a workspace. */
+static double attention_floats(const CfgModel *c, double B, int T) {
+    const CfgAttention *a = &c->attention;
+    double H = c->n_heads, Dh = (double)c->d_model / c->n_heads;
+    if (a->type == ATTN_LINEAR) return B * H * T * (2 * Dh + 1) + 2 * Dh * Dh + 3.0 * T * (2 * Dh + 1);
+    if (a->type == ATTN_SPARSE) {
+        int block = a->block;   /* 0: as transformer_declare resolves it */
+        if (block == 0)
+            for (block = 1; 4L * block * block <= T;) block *= 2;
+        double pairs = (double)ad_sparse_attention_pairs(T, block, a->local_blocks, a->summary);
+        return (B * H + 1) * pairs + 3.0 * T;
+    }
+    return (B * H + 1) * (double)T * T;
+}
+
+size_t model_memory_estimate(const CfgModel *c, int vocab_size, int n_classes, int max_len, int batch,
+                             double data_bytes, ModelMemory *parts) {
+    const double F = sizeof(float), rows = (double)batch * max_len, d = c->d_model, L = c->n_layers;
+    const double arena = 1.25;   /* first-step overflow chunks, then a block of 9/8 the high water */
+    ModelMemory m = {0};
+    m.params = 4 * F * model_param_count(c, vocab_size, n_classes, max_len);
+    if (c->type == MODEL_TRANSFORMER && c->positional == POS_SINUSOIDAL) m.params += F * max_len * d;
+    double h = (double)c->mlp_ratio * d;
+    double per_layer = c->type == MODEL_LSTM ? 20 * d : 36 * d + 5 * h;     /* values + gradients */
+    m.activations = arena * F * rows * (10 * d /* embeddings */ + L * per_layer + 2 * d /* ln_f */ + 2);
+    if (c->type == MODEL_TRANSFORMER) {
+        m.attention = arena * F * L * attention_floats(c, batch, max_len);
+        if (c->attention.causal && c->attention.type == ATTN_SOFTMAX) m.attention += arena * F * (double)max_len * max_len;
+    }
+    m.logits = arena * F * rows * 3.0 * n_classes;   /* logits, their gradient, the loss's softmax */
+    m.data = data_bytes + 2 * sizeof(int) * rows;    /* and the batch buffers */
+    m.total = m.params + m.activations + m.attention + m.logits + m.data + (8 << 20) /* the first arena block */;
+    if (parts) *parts = m;
+    return m.total >= (double)SIZE_MAX ? SIZE_MAX : (size_t)m.total;
+}
+
+/* "train.batch_size=32, task.seq_len=100, model.n_heads=4": what the biggest part
+ * of the estimate grows with. */
+static void memory_keys(const Config *cfg, const ModelMemory *m, const char *len_keys, const char *data_keys,
+                        char *out, size_t n) {
+    const CfgModel *c = &cfg->model;
+    double top = fmax(fmax(m->params, m->activations), fmax(fmax(m->attention, m->logits), m->data));
+    if (top == m->data) snprintf(out, n, "%s", data_keys);
+    else if (top == m->params) snprintf(out, n, "model.d_model=%d, model.n_layers=%d", c->d_model, c->n_layers);
+    else if (top == m->activations)
+        snprintf(out, n, "train.batch_size=%d, %s, model.d_model=%d, model.n_layers=%d", cfg->train.batch_size,
+                 len_keys, c->d_model, c->n_layers);
+    else if (top == m->attention)
+        snprintf(out, n, "train.batch_size=%d, %s, model.n_heads=%d, model.n_layers=%d", cfg->train.batch_size,
+                 len_keys, c->n_heads, c->n_layers);
+    else snprintf(out, n, "train.batch_size=%d, %s", cfg->train.batch_size, len_keys);
+}
+
+int model_memory_check(const Config *cfg, int vocab_size, int n_classes, int max_len, const char *len_keys,
+                       double data_bytes, const char *data_keys, const char *source, AlError *err) {
+    ModelMemory m;
+    model_memory_estimate(&cfg->model, vocab_size, n_classes, max_len, cfg->train.batch_size, data_bytes, &m);
+    char what[160], keys[1024], b[7][24];
+    double have = al_machine_memory(what, sizeof what);
+    if (m.total <= have) return 0;
+    memory_keys(cfg, &m, len_keys, data_keys, keys, sizeof keys);
+    return al_fail(err, 2, "%s%s%s: the run needs about %s (parameters with their gradients and Adam moments %s, "
+                   "per-step activations %s, attention scores %s, logits %s, datasets %s) but %s %s of memory; "
+                   "make them smaller", source ? source : "", source ? ": " : "", keys,
+                   al_fmt_bytes(m.total, b[0], sizeof b[0]), al_fmt_bytes(m.params, b[1], sizeof b[1]),
+                   al_fmt_bytes(m.activations, b[2], sizeof b[2]), al_fmt_bytes(m.attention, b[3], sizeof b[3]),
+                   al_fmt_bytes(m.logits, b[4], sizeof b[4]), al_fmt_bytes(m.data, b[5], sizeof b[5]), what,
+                   al_fmt_bytes(have, b[6], sizeof b[6]));
 }

@@ -3,9 +3,11 @@
  * The section arrives as JSON text cut out of the config file by cfg_load_sweep, so
  * it is well-formed; what is checked here is its shape (known keys, types, sizes)
  * and then every cell's config, through cfg_set_all — the loader's own type, range
- * and cross-key rules — so that a sweep cannot ask for a run `./train` would refuse.
+ * and cross-key rules — then task_check and task_check_memory, as the trainer runs
+ * them, so that a sweep cannot ask for a run `./train` would refuse.
  * The loader's message is kept and re-attributed to the sweep key it came from. */
 #include "attnlab/sweep/spec.h"
+#include "attnlab/data/task.h"
 
 #include <cJSON.h>
 
@@ -253,7 +255,10 @@ static int cell_error(const SweepSpec *s, long cell, char **sets, int n, const A
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Every cell: a config ./train accepts, the metric reported, a unique folder name. */
+/* Every cell: a config ./train accepts — the loader's rules, the task generator's
+ * own checks and the memory the run needs (each worker's own; file tasks are
+ * checked by their runs, once the files are read) — the metric reported, a unique
+ * folder name. */
 static int check_cells(const SweepSpec *s, const Config *base, const char *src, AlError *err) {
     char **names = al_calloc((size_t)s->n_cells, sizeof *names);
     int rc = 0;
@@ -264,6 +269,8 @@ static int check_cells(const SweepSpec *s, const Config *base, const char *src, 
         AlError e = {0};
         sweep_cell_name(s, c, name, sizeof name);
         if (cfg_set_all(&cfg, (const char *const *)sets, n, src, &e)) rc = cell_error(s, c, sets, n, &e, src, err);
+        else if (task_check(&cfg, NULL, &e) || task_check_memory(&cfg, NULL, NULL, &e))
+            rc = al_fail(err, 2, "%s: sweep cell %s: %s", src, name, e.msg);
         else if (!sweep_metric_applies(s->metric, &cfg))
             rc = al_fail(err, 2, "%s: sweep.metric \"%s\" is only reported for chain-of-thought tasks (arith, lis, "
                          "ed); cell %s is not one: set sweep.metric to \"token_acc\" or \"seq_acc\"", src,

@@ -23,6 +23,7 @@
  * them all; keep it in step. */
 #include "attnlab/train/config.h"
 #include "attnlab/util/strbuf.h"
+#include "attnlab/util/fsutil.h"
 #include "attnlab/anna/finetune.h"
 #include "attnlab/util/intlist.h"
 
@@ -583,6 +584,10 @@ static int cfg_apply_string(Config *c, const CfgKey *k, const cJSON *v, const ch
         return cfg_fail_key(err, src, k->path,
                             "must be 1-%zu characters of A-Z a-z 0-9 . _ - + (not starting with '.'), got %s",
                             k->size - 1, cfg_describe(v, got, sizeof got));
+    /* An empty path would only fail later as "cannot open ''", far from the key
+     * (the distill lists say "empty list" themselves). */
+    if (!*s && strstr(k->path, "_path"))
+        return cfg_fail_key(err, src, k->path, "must not be empty (the path of a JSONL file)");
     memset(cfg_slot(c, k), 0, k->size);
     memcpy(cfg_slot(c, k), s, strlen(s));
     return 0;
@@ -770,6 +775,111 @@ static int cfg_problem(CfgProblem *p, const char *k1, const char *k2, const char
     return 1;
 }
 
+/* ⌈log₂ 2d⌉, the bits a cross-polytope function writes (lsh.h: a table's code is 64 bits). */
+static int cfg_crosspolytope_bits(int dim) {
+    int b = 1;
+    while (b < 62 && (1L << b) < 2L * dim) b++;
+    return b;
+}
+
+/* The largest value in per-item lists (intlist_parse_per's layout). */
+static int cfg_lists_max(const int *lists, const int *counts, int items) {
+    int mx = 0;
+    for (int i = 0; i < items; i++)
+        for (int j = 0; j < counts[i]; j++)
+            if (lists[i * DISTILL_MAX_VALUES + j] > mx) mx = lists[i * DISTILL_MAX_VALUES + j];
+    return mx;
+}
+
+/* Can an LSH table of the family hold z functions at d_head, with ℓ tables
+ * (lsh.h: z·bits ≤ 64 bits of code; a projection matrix of at most 2^31 entries)?
+ * z_key / l_key name the setting the largest z / ℓ came from. */
+static int cfg_lsh_fits(const Config *c, int l, int z, const char *l_key, const char *l_value, const char *z_key,
+                        const char *z_value, CfgProblem *p) {
+    const CfgModel *m = &c->model;
+    int dim = m->d_model / m->n_heads, cross = c->distill.family == DISTILL_CROSSPOLYTOPE;
+    int bits = cross ? cfg_crosspolytope_bits(dim) : 1;
+    if ((long)z * bits > 64)
+        return cfg_problem(p, z_key, "distill.family",
+                           "%s \"%s\": z = %d is more than a %s table holds at d_head = %d (at most %d: %d bits per "
+                           "function in a 64-bit code)", z_key, z_value, z, cfg_family_names[c->distill.family], dim,
+                           64 / bits, bits);
+    double cols = (double)l * z * (cross ? dim : 1);
+    if (cols > INT_MAX || cols * dim > INT_MAX)
+        return cfg_problem(p, l_key, z_key,
+                           "%s \"%s\": %d tables x %d functions%s at d_head = %d make a projection matrix larger "
+                           "than 2^31 entries (fewer tables or functions)", l_key, l_value, l, z,
+                           cross ? " x d_head projections" : "", dim);
+    return 0;
+}
+
+/* With distill.enabled, what distill_run would refuse after training: a model ANNA
+ * cannot replace, more layers than a grid takes. */
+static int cfg_distill_model(const Config *c, int n_layers, CfgProblem *p) {
+    const CfgModel *m = &c->model;
+    int lstm = m->type != MODEL_TRANSFORMER;
+    if (lstm || m->attention.type != ATTN_SOFTMAX)
+        return cfg_problem(p, "distill.enabled", lstm ? "model.type" : "model.attention.type",
+                           "distill.enabled: ANNA replaces softmax attention, but %s is \"%s\" (distil a softmax "
+                           "transformer, or set distill.enabled to false)", lstm ? "model.type" : "model.attention.type",
+                           lstm ? cfg_model_names[m->type] : cfg_attn_names[m->attention.type]);
+    if (n_layers > DISTILL_MAX_LAYERS)
+        return cfg_problem(p, "distill.layers", "model.n_layers",
+                           "distill.layers \"%s\" selects %d layers (model.n_layers is %d), more than the %d one "
+                           "distillation grid replaces: list at most %d, e.g. \"0..%d\"", c->distill.layers, n_layers,
+                           m->n_layers, DISTILL_MAX_LAYERS, DISTILL_MAX_LAYERS, DISTILL_MAX_LAYERS - 1);
+    return 0;
+}
+
+/* The largest ℓ and z of the fine-tuning cells (0 when none are listed). */
+static void cfg_finetune_max(const AnnaCell *cells, int n, int *l, int *z) {
+    *l = *z = 0;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < cells[k].n; i++) {
+            if (cells[k].tables[i] > *l) *l = cells[k].tables[i];
+            if (cells[k].funcs[i] > *z) *z = cells[k].funcs[i];
+        }
+}
+
+/* The distill section: lists that parse for the model's layers, always (./train
+ * distill RUN reads them too); with distill.enabled, everything distill_run needs,
+ * so a run never trains to the end and then refuses to distil. */
+static int cfg_distill_rules(const Config *c, CfgProblem *p) {
+    const CfgModel *m = &c->model;
+    const CfgDistill *d = &c->distill;
+    char why[160];
+    int list[DISTILL_MAX_VALUES], counts[DISTILL_MAX_LAYERS], n, n_cells = 0;
+    if (strcmp(d->layers, "all") &&
+        intlist_parse(d->layers, 0, m->n_layers - 1, list, DISTILL_MAX_VALUES, &n, why, sizeof why))
+        return cfg_problem(p, "distill.layers", "model.n_layers", "distill.layers \"%s\": %s (layers are 0..%d, or all)",
+                           d->layers, why, m->n_layers - 1);
+    int n_layers = strcmp(d->layers, "all") ? n : m->n_layers, l_max = 0, z_max = 0;
+    if (d->enabled && cfg_distill_model(c, n_layers, p)) return 1;
+    if (n_layers > DISTILL_MAX_LAYERS) return 0;
+    int lists[DISTILL_MAX_LAYERS * DISTILL_MAX_VALUES];
+    if (intlist_parse_per(d->tables, n_layers, 1, 4096, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
+        return cfg_problem(p, "distill.tables", "distill.layers", "distill.tables \"%s\": %s", d->tables, why);
+    l_max = cfg_lists_max(lists, counts, n_layers);
+    if (intlist_parse_per(d->funcs, n_layers, 1, 64, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
+        return cfg_problem(p, "distill.funcs", "distill.layers", "distill.funcs \"%s\": %s", d->funcs, why);
+    z_max = cfg_lists_max(lists, counts, n_layers);
+    for (int i = 1; i < n_layers && d->same_funcs; i++)
+        if (counts[i] != counts[0] || memcmp(lists + i * DISTILL_MAX_VALUES, lists, (size_t)counts[0] * sizeof *lists))
+            return cfg_problem(p, "distill.same_funcs", "distill.funcs",
+                               "distill.same_funcs needs the same z list for every layer, but distill.funcs is \"%s\"",
+                               d->funcs);
+    AnnaCell cells[FINETUNE_MAX_CELLS];
+    if (strcmp(d->finetune_cells, "auto") &&
+        finetune_parse_cells(d->finetune_cells, n_layers, cells, FINETUNE_MAX_CELLS, &n_cells, why, sizeof why))
+        return cfg_problem(p, "distill.finetune_cells", "distill.layers", "distill.finetune_cells \"%s\": %s",
+                           d->finetune_cells, why);
+    if (!d->enabled) return 0;
+    if (cfg_lsh_fits(c, l_max, z_max, "distill.tables", d->tables, "distill.funcs", d->funcs, p)) return 1;
+    cfg_finetune_max(cells, d->finetune_steps > 0 ? n_cells : 0, &l_max, &z_max);
+    return cfg_lsh_fits(c, l_max, z_max, "distill.finetune_cells", d->finetune_cells, "distill.finetune_cells",
+                        d->finetune_cells, p);
+}
+
 /* All cross-key rules, in one place.  Returns 1 and fills *p on the first broken
  * rule.  Settings that would be silently ignored count as broken: a researcher who
  * wrote them expected an effect. */
@@ -806,34 +916,18 @@ static int cfg_consistency(const Config *c, CfgProblem *p) {
     if (c->task.type == TASK_KHOP && c->task.min_hops > c->task.max_hops)
         return cfg_problem(p, "task.min_hops", "task.max_hops", "task.min_hops (%d) must be <= task.max_hops (%d)",
                            c->task.min_hops, c->task.max_hops);
+    /* The test's hop-count token must be one training draws: a larger count has no
+     * token id at all, a smaller one only an embedding that was never trained. */
+    if (c->task.type == TASK_KHOP && c->task.test_hops != -1 &&
+        (c->task.test_hops < c->task.min_hops || c->task.test_hops > c->task.max_hops))
+        return cfg_problem(p, "task.test_hops", c->task.test_hops > c->task.max_hops ? "task.max_hops" : "task.min_hops",
+                           "task.test_hops (%d) must be -1 or in [task.min_hops, task.max_hops] = [%d, %d] (a test "
+                           "hop count the model never trained on has no learnt hop-count token)",
+                           c->task.test_hops, c->task.min_hops, c->task.max_hops);
     if (c->task.type == TASK_INDEX_LOOKUP && c->task.min_len > c->task.seq_len)
         return cfg_problem(p, "task.min_len", "task.seq_len", "task.min_len (%d) must be <= task.seq_len (%d)",
                            c->task.min_len, c->task.seq_len);
-    char why[160];
-    int list[DISTILL_MAX_VALUES], counts[DISTILL_MAX_LAYERS], n;
-    if (strcmp(c->distill.layers, "all") &&
-        intlist_parse(c->distill.layers, 0, m->n_layers - 1, list, DISTILL_MAX_VALUES, &n, why, sizeof why))
-        return cfg_problem(p, "distill.layers", "model.n_layers", "distill.layers \"%s\": %s (layers are 0..%d, or all)",
-                           c->distill.layers, why, m->n_layers - 1);
-    int n_layers = strcmp(c->distill.layers, "all") ? n : m->n_layers;
-    if (n_layers <= DISTILL_MAX_LAYERS) {
-        int lists[DISTILL_MAX_LAYERS * DISTILL_MAX_VALUES];
-        if (intlist_parse_per(c->distill.tables, n_layers, 1, 4096, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
-            return cfg_problem(p, "distill.tables", "distill.layers", "distill.tables \"%s\": %s", c->distill.tables, why);
-        if (intlist_parse_per(c->distill.funcs, n_layers, 1, 64, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
-            return cfg_problem(p, "distill.funcs", "distill.layers", "distill.funcs \"%s\": %s", c->distill.funcs, why);
-        for (int i = 1; i < n_layers && c->distill.same_funcs; i++)
-            if (counts[i] != counts[0] ||
-                memcmp(lists + i * DISTILL_MAX_VALUES, lists, (size_t)counts[0] * sizeof *lists))
-                return cfg_problem(p, "distill.same_funcs", "distill.funcs",
-                                   "distill.same_funcs needs the same z list for every layer, but distill.funcs is \"%s\"",
-                                   c->distill.funcs);
-        AnnaCell cells[FINETUNE_MAX_CELLS];
-        if (strcmp(c->distill.finetune_cells, "auto") &&
-            finetune_parse_cells(c->distill.finetune_cells, n_layers, cells, FINETUNE_MAX_CELLS, &n, why, sizeof why))
-            return cfg_problem(p, "distill.finetune_cells", "distill.layers", "distill.finetune_cells \"%s\": %s",
-                               c->distill.finetune_cells, why);
-    }
+    if (cfg_distill_rules(c, p)) return 1;
     if (t->warmup_steps > t->steps)
         return cfg_problem(p, "train.warmup_steps", "train.steps",
                            "train.warmup_steps (%d) must be <= train.steps (%d)", t->warmup_steps, t->steps);
@@ -1159,11 +1253,8 @@ static int cfg_read_text(Config *c, const char *text, size_t len, const char *sr
 
 static char *cfg_slurp(const char *path, size_t *len, AlError *err) {
     enum { LIMIT = 16 << 20 };
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        al_fail(err, 2, "cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
+    FILE *f = al_open_regular(path, 2, err);   /* a FIFO or device is refused unread */
+    if (!f) return NULL;
     size_t cap = 4096, n = 0;
     char *buf = al_malloc(cap);
     for (;;) {

@@ -311,6 +311,7 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     if (cfg_load(&r->cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
     r->config_json = cfg_to_json(&r->cfg);
     if (task_build_from(&r->cfg, opt->config_path, &r->data, err)) return err->code;
+    if (task_check_memory(&r->cfg, &r->data, opt->config_path, err)) return err->code;
     if (check_threads(&r->cfg, opt, err)) return err->code;
     RunFolderOptions fo = { opt->out_dir, opt->config_path, opt->resume, opt->force };
     if (runfolder_open(&r->folder, &r->cfg, &fo, err)) return err->code;
@@ -484,10 +485,14 @@ int train_write_data(const TrainOptions *opt, AlError *err) {
     if (at) sscanf(at + 9, "%63[^\"]", name);
     free(type);
     int n = opt->out_dir ? snprintf(dir, sizeof dir, "%s", opt->out_dir) : snprintf(dir, sizeof dir, "data/%s", name);
-    int rc = n < 0 || n > RUNFOLDER_PATH_MAX
-                 ? al_fail(err, 2, "--out: the data folder path is %d characters long; at most %d are supported (give "
-                           "a shorter --out)", n, RUNFOLDER_PATH_MAX)
-                 : al_mkdir_p(dir, err) || task_write_jsonl(&td, dir, err);
+    int rc = 0;
+    if (n < 0 || n > RUNFOLDER_PATH_MAX)
+        rc = al_fail(err, 2, "--out: the data folder path is %d characters long; at most %d are supported (give a "
+                     "shorter --out)", n, RUNFOLDER_PATH_MAX);
+    else if (task_check_writable(&td, err))   /* before the folder is made: a refusal leaves nothing */
+        rc = err->code;
+    else
+        rc = al_mkdir_p(dir, err) || task_write_jsonl(&td, dir, err);
     if (!rc && !opt->quiet)
         printf("%s\nwrote %s/train.jsonl (%d rows) and %s/test.jsonl (%d rows)\n", td.summary, dir, td.train.n,
                dir, td.test.n);

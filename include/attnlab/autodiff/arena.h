@@ -9,8 +9,13 @@
 #define ATTNLAB_AUTODIFF_ARENA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define ARENA_ALIGN 64  /* cache line; also enough for any SIMD load */
+/* Larger requests are out of memory at once (no machine has half the address
+ * space), which also keeps the arena's size arithmetic from wrapping.  Out of
+ * memory exits (code 1) naming the size asked for. */
+#define ARENA_MAX_REQUEST (SIZE_MAX / 4)
 
 typedef struct ArenaChunk ArenaChunk;
 

@@ -24,6 +24,12 @@
 
 #define MATCH2_N_BINS 4
 #define MATCH2_DRAWS_PER_EXAMPLE 1000   /* rejection-sampling budget per dataset row */
+#define MATCH2_MAX_EXAMPLES (1 << 28)    /* rows of one dataset */
+/* match2_check_size's limits: tokens a generation may draw (~20 s here), and the
+ * size of the trial it estimates the bins' rates from. */
+#define MATCH2_MAX_DRAW_TOKENS (1LL << 30)   /* its message says 2^30 */
+#define MATCH2_PILOT_DRAWS 20000
+#define MATCH2_PILOT_TOKENS (1 << 22)
 
 typedef struct Match2Stats {
     int n_examples;
@@ -43,6 +49,15 @@ typedef struct Match2Stats {
 void match2_labels(const int *x, int n, int modulus, int *y);
 /* The balance bin (0..3) of a row with n_ones ones among seq_len targets. */
 int  match2_bin(int n_ones, int seq_len);
+/* Refuses, before anything is drawn, a dataset of n_examples rows that generation
+ * could not fill in reasonable time: out of [1, MATCH2_MAX_EXAMPLES], or needing
+ * more than MATCH2_MAX_DRAW_TOKENS tokens of rejection sampling.  The draws a bin
+ * needs are its quota over its rate, estimated by a trial of MATCH2_PILOT_DRAWS
+ * sequences (fewer for long ones) from a fixed stream; a bin the trial never hit
+ * is assumed to use up the whole budget, as generation then would.  Skipped when
+ * the whole budget is within the limit.  Returns 0, or 2 with err ("match2: dataset
+ * size D ...", the caller names the key). */
+int  match2_check_size(int n_examples, int seq_len, int modulus, AlError *err);
 /* Generates n_examples rows into *out (allocated here; dataset_free it).  All
  * randomness comes from rng.  exclude (may be NULL) holds sequences that must not
  * appear, e.g. the training set when generating the test set.  stats may be NULL.

@@ -36,20 +36,38 @@ typedef struct TaskData {
     int seq_len;                  /* the longest row of any split (the model's max_len) */
     int n_distinct_train;         /* distinct training sequences */
     char summary[512];            /* one line for the log, e.g. sizes and generator stats */
+    char source[CFG_PATH_MAX];    /* task_build_from's config file, for later messages */
 } TaskData;
 
 /* Generates the datasets of c->task from c->seed (train and test from separate
  * streams; the test set is disjoint from the training set).  Returns 0 or an error
  * code with err filled. */
 int  task_build(const Config *c, TaskData *td, AlError *err);
-/* task_build for a config read from `source` (its file name): a generated task the
- * generator refuses gets "SOURCE: KEY.PATH: " before the generator's message, so the
- * user sees which config key to change (JSONL errors already name their file). */
+/* task_build for a config read from `source` (its file name).  First task_check and
+ * a check that the datasets fit in memory (al_machine_memory), so nothing is drawn
+ * for a config that would fail; then a generated task the generator refuses gets
+ * "SOURCE: KEY.PATH: " before the generator's message, so the user sees which config
+ * key to change.  JSONL errors name their file and line; one that cannot be opened
+ * also gets "SOURCE: task.train_path: " (or test_path). */
 int  task_build_from(const Config *c, const char *source, TaskData *td, AlError *err);
+/* What the generator refuses, without generating: its parameter checks (as
+ * task_build runs them) and, for match2, sizes that rejection sampling could not
+ * fill in reasonable time (match2_check_size).  File tasks pass (their reader
+ * checks them).  Messages start with "SOURCE: KEY: " (source may be NULL).
+ * Returns 0 or 2.  The sweep runs it for every cell before the first one starts. */
+int  task_check(const Config *c, const char *source, AlError *err);
+/* model_memory_check for a run of c: td is the built data (the trainer, after
+ * task_build_from), or NULL to take the shapes from the generator and the sizes
+ * from the config (the sweep's check of a cell; file tasks then pass, as their
+ * shapes are known only once the files are read).  Returns 0 or 2. */
+int  task_check_memory(const Config *c, const TaskData *td, const char *source, AlError *err);
 void task_free(TaskData *td);
 /* Writes the generated train and test sets to dir/train.jsonl and dir/test.jsonl
  * (format: data/README.md), so they can be inspected or trained on with task type
  * "file".  Streaming tasks have no training set to write: an error (code 2). */
 int  task_write_jsonl(const TaskData *td, const char *dir, AlError *err);
+/* 0 when td has a training set to write (not a streaming task); else err (code 2)
+ * naming the config and task.train_size.  `./train data` asks before making its folder. */
+int  task_check_writable(const TaskData *td, AlError *err);
 
 #endif

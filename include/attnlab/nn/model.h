@@ -76,4 +76,44 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
 double  model_flops_per_seq(const Model *m, int T);
 void    model_free(Model *m);
 
+/* ---- memory, before anything is allocated ---------------------------------------- */
+
+/* Parameters model_create would declare (exact). */
+double  model_param_count(const CfgModel *c, int vocab_size, int n_classes, int max_len);
+
+/* What a training run needs, in bytes (an estimate that errs high, not a bound).
+ * B = batch, T = max_len, d = d_model, h = mlp_ratio·d, L = n_layers, H = n_heads,
+ * C = n_classes, P = model_param_count, f = 4 (bytes per float), a = 1.25 (the
+ * tape arena: overflow chunks in the first step, then one block of 9/8 its high
+ * water):
+ *   params       4·f·P                  values, gradients, Adam's m and v
+ *                                       (+ f·T·d for a sinusoidal table)
+ *   activations  a·f·B·T·(10d + L·A + 2d + 2) with A = 36d + 5h per transformer
+ *                block (values and gradients of ~18 (B,T,d) and 2 (B,T,h) tensors,
+ *                GeLU's saved derivative), 20d per LSTM layer; 10d the embeddings,
+ *                2d the final LayerNorm
+ *   attention    a·f·L·S, S per layer: softmax (B·H + 1)·T² (P and a T×T scratch;
+ *                + a·f·T² once for the causal mask); sparse (B·H + 1)·pairs + 3T
+ *                (pairs = ad_sparse_attention_pairs); linear B·H·T·(2·Dh + 1)
+ *                + a workspace (Dh = d/H)
+ *   logits       a·f·3·B·T·C            logits, their gradient, the loss's softmax
+ *   data         data_bytes (the caller's: datasets, generation scratch) + the
+ *                batch buffers 2·4·B·T
+ * plus the arena's first 8 MiB block.  Evaluation runs on the same arena without
+ * gradients, so it needs less than a training step.  Returns the total (SIZE_MAX
+ * when it does not fit a size_t); parts (may be NULL) gets each term. */
+typedef struct ModelMemory {
+    double params, activations, attention, logits, data, total;
+} ModelMemory;
+size_t  model_memory_estimate(const CfgModel *c, int vocab_size, int n_classes, int max_len, int batch,
+                              double data_bytes, ModelMemory *parts);
+
+/* Refuses a run whose estimate is more than al_machine_memory() (physical memory,
+ * or what ulimit -v / -d leave).  The message starts with "SOURCE: " (when source
+ * is not NULL) and the keys the largest term grows with: len_keys describes the
+ * sequence length (e.g. "task.seq_len=100"), data_keys the datasets' sizes (e.g.
+ * "task.train_size=10000, eval.test_size=256").  Returns 0, or 2 with err. */
+int     model_memory_check(const Config *cfg, int vocab_size, int n_classes, int max_len, const char *len_keys,
+                           double data_bytes, const char *data_keys, const char *source, AlError *err);
+
 #endif

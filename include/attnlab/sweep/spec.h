@@ -16,9 +16,10 @@
  * sweep section).  Points enumerate the axes like nested loops in the order written,
  * the last axis fastest; cell = point · n_seeds + seed index.
  *
- * Parsing checks every cell's config with the config loader's own rules before
- * anything runs, so a bad axis value is reported up front with the loader's
- * message, naming the sweep key and the value.  Errors have code 2. */
+ * Parsing checks every cell's config with the config loader's own rules, the task
+ * generator's checks and the memory its run needs (task_check, task_check_memory)
+ * before anything runs, so a bad axis value is reported up front with the loader's
+ * message, naming the sweep key and the value (or the cell).  Errors have code 2. */
 #ifndef ATTNLAB_SWEEP_SPEC_H
 #define ATTNLAB_SWEEP_SPEC_H
 
