@@ -260,6 +260,11 @@ case_run_folder() {
         grep -qF "$work/busy: another process (PID $pid) is using this run folder" "$work/out.txt"
         ok $? "a second run ($mode) into a busy folder: not refused with the first one's PID: $(cat "$work/out.txt")"
     done
+    "$bin" distill "$work/busy" --quiet >"$work/out.txt" 2>&1
+    rc=$?
+    ok $((rc != 1)) "./train distill of a busy run folder: exit code $rc, expected 1: $(cat "$work/out.txt")"
+    grep -qF "$work/busy: another process (PID $pid) is using this run folder" "$work/out.txt"
+    ok $? "./train distill of a busy run folder: not refused with the PID: $(cat "$work/out.txt")"
     kill $pid 2>/dev/null
     wait $pid
     "$bin" "$cfg" --out "$work/busy" --resume --quiet >/dev/null 2>&1

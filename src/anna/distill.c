@@ -4,6 +4,7 @@
 #include "attnlab/anna/lsh.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/io/dirlock.h"
 #include "attnlab/report/svg.h"
 #include "attnlab/train/checkpoint.h"
 #include "attnlab/train/evaluate.h"
@@ -443,6 +444,14 @@ int distill_main(const char *run_dir, const char *const *overrides, int n_overri
     if (cfg_load(&cfg, path, overrides, n_overrides, err)) return err->code;
     TaskData td;
     if (task_build_from(&cfg, path, &td, err)) return err->code;
+    /* The grid's files go into the run folder: not while a run (or another
+     * distillation) is writing there. */
+    DirLock lock;
+    dirlock_init(&lock);
+    if (dirlock_acquire(&lock, run_dir, "run", 0, err)) {
+        task_free(&td);
+        return err->code;
+    }
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
     snprintf(path, sizeof path, "%s/model.safetensors", run_dir);
     int rc = checkpoint_load_model(path, m, err);
@@ -450,5 +459,6 @@ int distill_main(const char *run_dir, const char *const *overrides, int n_overri
     if (!rc) rc = distill_run(&cfg, m, &td, run_dir, quiet, err);
     model_free(m);
     task_free(&td);
+    dirlock_release(&lock);
     return rc;
 }
