@@ -11,12 +11,14 @@
  *
  * Checkpoint rows start from one good run folder (trained here, tiny) and replace
  * train_state.safetensors or model.safetensors by a committed bad file or by a
- * generator's edit of the good one (edit_header), so the checks after the format's
- * own (format tag, config, metadata, shapes) are reached too. */
+ * generator's edit of the good one (edit_header, edit_data), so the checks after
+ * the format's own (format tag, config, metadata, shapes, checksums, values) are
+ * reached too. */
 #include "check.h"
 #include "testutil.h"
 #include "attnlab/anna/distill.h"
 #include "attnlab/data/jsonl.h"
+#include "attnlab/io/crc32c.h"
 #include "attnlab/report/grid_plot.h"
 #include "attnlab/train/trainer.h"
 
@@ -83,6 +85,65 @@ static int split_sets(char *s, const char **out) {
 
 /* ---- generators: edits of a good safetensors file's header ------------------------- */
 
+/* Writes a safetensors file: the header h (unpadded, as other writers may) and the
+ * data buffer. */
+static int write_st(const char *path, const cJSON *h, const unsigned char *data, size_t n) {
+    char *json = cJSON_PrintUnformatted(h);
+    FILE *f = json ? fopen(path, "wb") : NULL;
+    int rc = -1;
+    if (f) {
+        unsigned char len_le[8];
+        for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)strlen(json) >> (8 * i));
+        fwrite(len_le, 1, 8, f);
+        fputs(json, f);
+        fwrite(data, 1, n, f);
+        rc = fclose(f) ? -1 : 0;
+    }
+    free(json);
+    return rc;
+}
+
+/* Applies flip:TENSOR:BYTE (flips the lowest bit of byte BYTE of the tensor's data,
+ * header untouched: what a damaged disk does) or value:TENSOR:INDEX=X (sets F32
+ * element INDEX to X, e.g. nan, and updates the tensor's "crc32c." checksum so the
+ * file is consistent and only the value is wrong) to the file at path. */
+static int edit_data(const char *path, const char *gen) {
+    size_t size = 0;
+    unsigned char *bytes = (unsigned char *)tu_read_file(path, &size);
+    uint64_t hlen = 0;
+    for (int i = 7; bytes && size >= 8 && i >= 0; i--) hlen = hlen << 8 | bytes[i];
+    cJSON *h = bytes && size >= 8 ? cJSON_ParseWithLength((const char *)bytes + 8, (size_t)hlen) : NULL;
+    char arg[512];
+    snprintf(arg, sizeof arg, "%s", strchr(gen, ':') + 1);
+    char *eq = strchr(arg, '='), *colon;
+    if (eq) *eq = 0;
+    colon = strrchr(arg, ':');
+    if (colon) *colon = 0;
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, arg), "data_offsets");
+    long at = colon ? atol(colon + 1) : -1;
+    if (cJSON_GetArraySize(off) != 2) off = NULL;
+    uint64_t begin = off ? (uint64_t)cJSON_GetArrayItem(off, 0)->valuedouble : 0;
+    uint64_t end = off ? (uint64_t)cJSON_GetArrayItem(off, 1)->valuedouble : 0;
+    unsigned char *data = bytes ? bytes + 8 + hlen : NULL;
+    int rc = -1;
+    if (!strncmp(gen, "flip:", 5) && off && at >= 0 && begin + (uint64_t)at < end) {
+        data[begin + (uint64_t)at] ^= 1;
+        rc = write_st(path, h, data, size - 8 - (size_t)hlen);
+    } else if (!strncmp(gen, "value:", 6) && off && eq && at >= 0 && begin + 4 * (uint64_t)at + 4 <= end) {
+        float x = strtof(eq + 1, NULL);
+        memcpy(data + begin + 4 * (uint64_t)at, &x, 4);
+        char key[600], crc[9];
+        snprintf(key, sizeof key, "crc32c.%s", arg);
+        snprintf(crc, sizeof crc, "%08x", crc32c(0, data + begin, (size_t)(end - begin)));
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(h, "__metadata__");
+        if (cJSON_GetObjectItemCaseSensitive(meta, key)) cJSON_ReplaceItemInObjectCaseSensitive(meta, key, cJSON_CreateString(crc));
+        rc = write_st(path, h, data, size - 8 - (size_t)hlen);
+    }
+    cJSON_Delete(h);
+    free(bytes);
+    return rc;
+}
+
 /* Applies gen:meta:KEY[=VALUE], tensor:NAME:FIELD=JSON, rename:OLD=NEW or
  * reshape:NAME to the header of the file at path; *n gets the reshaped tensor's
  * element count.  Returns 0, or -1 when the generator is unknown or fails. */
@@ -126,39 +187,7 @@ static int edit_header(const char *path, const char *gen, long *n) {
     } else {
         rc = -1;
     }
-    char *json = rc ? NULL : cJSON_PrintUnformatted(h);
-    FILE *f = json ? fopen(path, "wb") : NULL;
-    if (f) {
-        unsigned char len_le[8];
-        for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)strlen(json) >> (8 * i));
-        fwrite(len_le, 1, 8, f);
-        fputs(json, f);
-        fwrite(bytes + 8 + hlen, 1, size - 8 - (size_t)hlen, f);
-        rc = fclose(f) ? -1 : 0;
-    } else {
-        rc = -1;
-    }
-    free(json);
-    cJSON_Delete(h);
-    free(bytes);
-    return rc;
-}
-
-/* gen:nan:NAME — the first element of tensor NAME becomes NaN (a diverged model). */
-static int poison_tensor(const char *path, const char *name) {
-    size_t size = 0;
-    unsigned char *bytes = (unsigned char *)tu_read_file(path, &size);
-    uint64_t hlen = 0;
-    for (int i = 7; bytes && size >= 8 && i >= 0; i--) hlen = hlen << 8 | bytes[i];
-    cJSON *h = bytes && size >= 8 + hlen ? cJSON_ParseWithLength((const char *)bytes + 8, (size_t)hlen) : NULL;
-    cJSON *offsets = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, name), "data_offsets");
-    size_t at = offsets && offsets->child ? 8 + (size_t)hlen + (size_t)offsets->child->valuedouble : size;
-    float nan = NAN;
-    int rc = at + sizeof nan <= size ? 0 : -1;
-    if (!rc) memcpy(bytes + at, &nan, sizeof nan);
-    FILE *f = rc ? NULL : fopen(path, "wb");
-    if (f) rc = fwrite(bytes, 1, size, f) == size ? 0 : -1, rc |= fclose(f);
-    else rc = -1;
+    if (!rc) rc = write_st(path, h, bytes + 8 + hlen, size - 8 - (size_t)hlen);
     cJSON_Delete(h);
     free(bytes);
     return rc;
@@ -186,7 +215,7 @@ static int make_input(const Row *r, const char *target, long *n) {
     if (!strcmp(gen, "directory")) return unlink(target) || mkdir(target, 0755);
     if (!strcmp(gen, "fifo")) return (unlink(target) && errno != ENOENT) || mkfifo(target, 0644);
     if (!strncmp(gen, "longrow:", 8)) return long_row(target, atoi(gen + 8));
-    if (!strncmp(gen, "nan:", 4)) return poison_tensor(target, gen + 4);
+    if (!strncmp(gen, "flip:", 5) || !strncmp(gen, "value:", 6)) return edit_data(target, gen);
     return edit_header(target, gen, n);
 }
 

@@ -422,21 +422,6 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     return rc;
 }
 
-/* A diverged model (NaN or inf weights) would still fill a grid with error rates
- * that look like results; refuse it instead, naming the first bad tensor. */
-static int check_finite(const Model *m, const char *path, AlError *err) {
-    const ParamStore *ps = &m->params;
-    for (int i = 0; i < ps->n; i++) {
-        const Tensor *t = &ps->p[i].t;
-        for (long j = 0; j < t->n; j++)
-            if (!isfinite(t->data[j]))
-                return al_fail(err, 1, "%s: tensor '%s' holds a non-finite value (%g at element %ld): the model "
-                               "diverged, so distilling it would measure nothing (retrain it, e.g. with a lower "
-                               "train.lr or train.grad_clip)", path, ps->p[i].name, (double)t->data[j], j);
-    }
-    return 0;
-}
-
 int distill_main(const char *run_dir, const char *const *overrides, int n_overrides, int quiet, AlError *err) {
     char path[1024];
     Config cfg;
@@ -455,7 +440,6 @@ int distill_main(const char *run_dir, const char *const *overrides, int n_overri
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
     snprintf(path, sizeof path, "%s/model.safetensors", run_dir);
     int rc = checkpoint_load_model(path, m, err);
-    if (!rc) rc = check_finite(m, path, err);
     if (!rc) rc = distill_run(&cfg, m, &td, run_dir, quiet, err);
     model_free(m);
     task_free(&td);

@@ -4,11 +4,17 @@
  * an integer in [0, 2^53] and every byte range in uint64 arithmetic against the data
  * buffer before it is used, so a hostile file (this code is fuzzed) yields a message,
  * never an out-of-bounds read.  Names in messages are cut at 200 bytes so a huge
- * name cannot crowd out the rest of the message. */
+ * name cannot crowd out the rest of the message.
+ *
+ * The checks above cannot see a flipped bit in the data buffer, so st_write stores
+ * a CRC-32C of every tensor's bytes in "__metadata__" and st_read verifies it before
+ * copying anything out (see safetensors.h for the scheme). */
 #include "attnlab/io/safetensors.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/io/crc32c.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -160,6 +166,9 @@ static int check_inputs(const StTensor *t, int n, const StMeta *meta, int n_meta
         if (!utf8_valid((const unsigned char *)meta[i].key, strlen(meta[i].key), &bad) ||
             !utf8_valid((const unsigned char *)meta[i].value, strlen(meta[i].value), &bad))
             return al_fail(err, 1, "metadata '%.200s' is not valid UTF-8", meta[i].key);
+        if (strncmp(meta[i].key, ST_CRC_PREFIX, strlen(ST_CRC_PREFIX)) == 0)
+            return al_fail(err, 1, "metadata key '%.200s' is reserved (st_write stores each tensor's "
+                           "checksum under " ST_CRC_PREFIX "NAME)", meta[i].key);
         for (int j = 0; j < i; j++) {
             if (strcmp(meta[i].key, meta[j].key) == 0)
                 return al_fail(err, 1, "metadata key '%.200s' is used twice", meta[i].key);
@@ -189,14 +198,27 @@ static void add_int_array(cJSON *obj, const char *key, const int64_t *v, int n) 
     json_ok(cJSON_AddRawToObject(obj, key, buf));
 }
 
+/* "crc32c.NAME": "1a2b3c4d" for each tensor, after the caller's metadata. */
+static void add_checksums(cJSON *m, const StTensor *t, int n, const uint32_t *crc) {
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(ST_CRC_PREFIX) + strlen(t[i].name) + 1;
+        char *key = al_malloc(len), value[9];
+        snprintf(key, len, ST_CRC_PREFIX "%s", t[i].name);
+        snprintf(value, sizeof value, "%08" PRIx32, crc[i]);
+        json_ok(cJSON_AddStringToObject(m, key, value));
+        free(key);
+    }
+}
+
 /* The header JSON, padded with spaces to a multiple of 8 bytes; *len = its length. */
 static char *build_header(const StTensor *t, int n, const StMeta *meta, int n_meta,
-                          const uint64_t *bytes, size_t *len) {
+                          const uint64_t *bytes, const uint32_t *crc, size_t *len) {
     cJSON *root = json_ok(cJSON_CreateObject());
-    if (n_meta > 0) {
+    if (n_meta > 0 || n > 0) {
         cJSON *m = json_ok(cJSON_AddObjectToObject(root, "__metadata__"));
         for (int i = 0; i < n_meta; i++)
             json_ok(cJSON_AddStringToObject(m, meta[i].key, meta[i].value));
+        add_checksums(m, t, n, crc);
     }
     uint64_t offset = 0;
     for (int i = 0; i < n; i++) {
@@ -229,8 +251,11 @@ int st_write(const char *path, const StTensor *t, int n, const StMeta *meta, int
         al_error_prefix(err, "cannot write '%s'", path);
         return rc;
     }
+    uint32_t *crc = al_malloc(((size_t)n + 1) * sizeof *crc);
+    for (int i = 0; i < n; i++) crc[i] = crc32c(0, t[i].data, (size_t)bytes[i]);
     size_t header_len;
-    char *header = build_header(t, n, meta, n_meta, bytes, &header_len);
+    char *header = build_header(t, n, meta, n_meta, bytes, crc, &header_len);
+    free(crc);
     unsigned char len_le[8];
     for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)header_len >> (8 * i));
 
@@ -252,6 +277,8 @@ int st_write(const char *path, const StTensor *t, int n, const StMeta *meta, int
 typedef struct StEntry {
     StInfo info;                 /* name and shape are owned */
     uint64_t begin, end;         /* validated: begin <= end <= data_len */
+    int has_crc;                 /* the header gives a CRC-32C of the bytes ... */
+    uint32_t crc;                /* ... this one */
 } StEntry;
 
 typedef struct StPair { char *key, *value; } StPair;
@@ -266,6 +293,7 @@ struct StFile {
     StEntry **by_name;           /* sorted by name: lookups and the duplicate check */
     int n_meta;
     StPair *meta;                /* sorted by key */
+    int n_crc;                   /* "crc32c.*" keys, whether or not they name a tensor */
 };
 
 void st_close(StFile *f) {
@@ -482,6 +510,40 @@ static int check_coverage(const StFile *f, AlError *err) {
     return rc;
 }
 
+/* A checksum value: exactly 8 hex digits (st_write writes lowercase). */
+static int parse_crc(const char *s, uint32_t *out) {
+    uint32_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        unsigned char c = (unsigned char)s[i];   /* the NUL of a short value stops here */
+        if (!isxdigit(c)) return -1;
+        v = v << 4 | (uint32_t)(isdigit(c) ? c - '0' : tolower(c) - 'a' + 10);
+    }
+    if (s[8] != '\0') return -1;
+    *out = v;
+    return 0;
+}
+
+/* Attaches each "crc32c.NAME" value to tensor NAME.  A key naming no tensor only
+ * counts (the file has checksums): whoever asks for NAME gets "no tensor 'NAME'",
+ * and a tensor whose key was damaged into that one is then refused for having none. */
+static int parse_checksums(StFile *f, AlError *err) {
+    size_t prefix = strlen(ST_CRC_PREFIX);
+    for (int i = 0; i < f->n_meta; i++) {
+        const StPair *p = &f->meta[i];
+        uint32_t crc;
+        if (strncmp(p->key, ST_CRC_PREFIX, prefix) != 0) continue;
+        if (parse_crc(p->value, &crc) != 0)
+            return al_fail(err, 1, "metadata '%.200s' = '%.40s' is not a CRC-32C checksum (8 hex digits)",
+                           p->key, p->value);
+        f->n_crc++;
+        int t = st_find(f, p->key + prefix);
+        if (t < 0) continue;
+        f->e[t].has_crc = 1;
+        f->e[t].crc = crc;
+    }
+    return 0;
+}
+
 static int parse_tensors(StFile *f, const cJSON *root, AlError *err) {
     const cJSON *meta = NULL, *item;
     f->e = al_calloc((size_t)cJSON_GetArraySize(root), sizeof *f->e);
@@ -505,7 +567,8 @@ static int parse_tensors(StFile *f, const cJSON *root, AlError *err) {
             return al_fail(err, 1, "tensor '%.200s' appears twice in the header",
                            f->by_name[i]->info.name);
     }
-    return check_coverage(f, err);
+    rc = check_coverage(f, err);
+    return rc ? rc : parse_checksums(f, err);
 }
 
 static int is_json_space(unsigned char c) {
@@ -627,6 +690,36 @@ static int not_found(const StFile *f, const char *name, AlError *err) {
                    f->n, f->n == 1 ? "" : "s", list, f->n > 5 ? ", ..." : "");
 }
 
+/* The tensor's bytes against its checksum.  required: a tensor without one is an
+ * error too; otherwise only when the file has checksums for other tensors (a
+ * damaged or edited key), since files of other writers have none at all. */
+static int verify_entry(const StFile *f, const StEntry *e, int required, AlError *err) {
+    const char *name = e->info.name;
+    if (!e->has_crc) {
+        if (required)
+            return al_fail(err, 1, "%s: tensor '%.200s' has no checksum (no metadata '" ST_CRC_PREFIX "%.200s')",
+                           f->path, name, name);
+        if (f->n_crc > 0)
+            return al_fail(err, 1, "%s: tensor '%.200s' has no checksum (no metadata '" ST_CRC_PREFIX "%.200s') "
+                           "though the file has checksums (" ST_CRC_PREFIX "*): the header is damaged or was edited",
+                           f->path, name, name);
+        return 0;
+    }
+    uint32_t crc = crc32c(0, f->data + e->begin, (size_t)(e->end - e->begin));
+    if (crc != e->crc)
+        return al_fail(err, 1, "%s: tensor '%.200s': checksum mismatch (stored %08" PRIx32 ", data %08" PRIx32
+                       "): the file is damaged", f->path, name, e->crc, crc);
+    return 0;
+}
+
+int st_verify(const StFile *f, AlError *err) {
+    for (int i = 0; i < f->n; i++) {
+        int rc = verify_entry(f, &f->e[i], 1, err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 int st_read(const StFile *f, const char *name, StDtype dtype, int ndim, const int64_t *shape,
             void *dst, AlError *err) {
     AL_ASSERT((unsigned)dtype < ST_N_DTYPES && ndim >= 0 && (ndim == 0 || shape));
@@ -644,8 +737,9 @@ int st_read(const StFile *f, const char *name, StDtype dtype, int ndim, const in
                        fmt_shape(have, sizeof have, e->info.ndim, e->info.shape),
                        fmt_shape(want, sizeof want, ndim, shape));
     }
-    if (e->end > e->begin) memcpy(dst, f->data + e->begin, (size_t)(e->end - e->begin));
-    return 0;
+    int rc = verify_entry(f, e, 0, err);
+    if (!rc && e->end > e->begin) memcpy(dst, f->data + e->begin, (size_t)(e->end - e->begin));
+    return rc;
 }
 
 int st_read_f32(const StFile *f, const char *name, int ndim, const int64_t *shape, float *dst,

@@ -4,7 +4,8 @@
  * Input: the bytes of a .safetensors file.  Checks:
  *   - a rejected file gives a message that starts with its name;
  *   - an accepted file is fully validated: every tensor it lists reads back with
- *     its own dtype and shape, and a wrong name, dtype or shape is refused;
+ *     its own dtype and shape unless its checksum refuses it (naming the file),
+ *     and a wrong name, dtype or shape is refused;
  *   - a file that says it is an attnlab training state or model goes through
  *     checkpoint_resume / checkpoint_load_model (and the sampler state through
  *     sampler_set_state) into the model of FUZZ_CONFIG, the config of the seed
@@ -55,7 +56,8 @@ static void check_tensors(const StFile *f) {
         for (int d = 0; d < in->ndim; d++) bytes *= (size_t)in->shape[d];
         void *buf = malloc(bytes ? bytes : 1);
         AlError err = {0};
-        if (st_read(f, in->name, in->dtype, in->ndim, in->shape, buf, &err))
+        if (st_read(f, in->name, in->dtype, in->ndim, in->shape, buf, &err) &&
+            !(fuzz_starts_with(err.msg, NAME) && strstr(err.msg, "checksum")))
             fuzz_fail("listed tensor '%s' does not read: %s", in->name, err.msg);
         StDtype other = in->dtype == ST_F32 ? ST_I32 : ST_F32;
         if (!st_read(f, in->name, other, in->ndim, in->shape, buf, &err) || !fuzz_starts_with(err.msg, NAME))

@@ -9,7 +9,15 @@
  *
  * Both are written atomically (temp file + rename), train_state first: a kill at
  * any moment leaves the previous snapshot or the new one, never a torn file, and
- * resume reads train_state only, so the two files can never be mixed. */
+ * resume reads train_state only, so the two files can never be mixed.  Every
+ * tensor carries a CRC-32C in __metadata__ (safetensors.h), verified on load.
+ *
+ * Loading trusts nothing: metadata values are parsed strictly (" 20", "20 ", "+20"
+ * and integers beyond 64 bits are refused) and range-checked (step within the
+ * checkpoint config's train.steps, finite non-negative timers, loss sum and gradient
+ * norm, counts within [0, step], …), and NaN/inf parameters are refused, so a
+ * damaged file is named with the key or tensor instead of misleading a run later.
+ * Every error names the file; code 1 unless the config given now is at fault (2). */
 #ifndef ATTNLAB_TRAIN_CHECKPOINT_H
 #define ATTNLAB_TRAIN_CHECKPOINT_H
 
@@ -39,9 +47,13 @@ int checkpoint_save(const char *dir, const Model *m, const TrainState *st, const
 int checkpoint_save_model(const char *dir, const Model *m, long step, const char *config_json, AlError *err);
 /* Loads train_state.safetensors of dir into m (params and Adam moments) and *st.
  * config_json is the current effective config: a checkpoint made with a different
- * model, task, seed or optimizer is refused, naming the first differing key. */
+ * model, task, seed or optimizer is refused, naming the first differing key, and so
+ * is one whose step is past its train.steps (exit code 2 for both).  Whether the
+ * sampler state fits the training set is the caller's check (sampler_set_state). */
 int checkpoint_resume(const char *dir, Model *m, TrainState *st, const char *config_json, AlError *err);
-/* Loads the parameters of a model.safetensors into m (shapes checked by name). */
+/* Loads the parameters of a model.safetensors into m (shapes checked by name,
+ * checksums verified when the file has them, every value finite; an attnlab model
+ * file's "step" metadata must be an integer in [0, its config's train.steps]). */
 int checkpoint_load_model(const char *path, Model *m, AlError *err);
 
 #endif
