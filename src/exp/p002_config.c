@@ -4,6 +4,7 @@
  * training config (a Config struct with offsets into it), and this file has a
  * dozen keys.  The messages follow the same form: "SOURCE: KEY.PATH: what". */
 #include "attnlab/exp/p002_config.h"
+#include "attnlab/util/fsutil.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -288,8 +289,8 @@ int mc_config_parse(McConfig *c, const char *json, const char *source, AlError *
 }
 
 int mc_config_load(McConfig *c, const char *path, AlError *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return al_fail(err, 1, "cannot open '%s': %s", path, strerror(errno));
+    FILE *f = al_open_regular(path, 1, err);   /* a FIFO would block the read forever */
+    if (!f) return err->code;
     char *text = al_malloc(MC_FILE_MAX + 1);
     size_t n = fread(text, 1, MC_FILE_MAX + 1, f);
     int bad_read = ferror(f);

@@ -316,7 +316,8 @@ void st_close(StFile *f) {
 
 /* Reads the whole file; works for pipes and /proc files too (no trust in st_size). */
 static unsigned char *read_all(const char *path, size_t *size, AlError *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         al_fail(err, 1, "cannot open '%s': %s", path, strerror(errno));
         return NULL;
@@ -324,12 +325,13 @@ static unsigned char *read_all(const char *path, size_t *size, AlError *err) {
     struct stat st;
     size_t cap = 1 << 16, len = 0;
     if (fstat(fd, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
+        if (!S_ISREG(st.st_mode)) {
             close(fd);
-            al_fail(err, 1, "cannot read '%s': it is a directory", path);
+            al_fail(err, 1, "cannot read '%s': it is %s, not a regular file", path,
+                    S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a named pipe (FIFO)" : "a device or socket");
             return NULL;
         }
-        if (S_ISREG(st.st_mode) && st.st_size > 0) cap = (size_t)st.st_size + 1;
+        if (st.st_size > 0) cap = (size_t)st.st_size + 1;
     }
     unsigned char *buf = al_malloc(cap);
     for (;;) {
