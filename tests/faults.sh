@@ -24,7 +24,8 @@
 #                 with another model; --resume with --force), --force replacing a run,
 #                 a second run or sweep into a busy folder (refused with the PID),
 #                 outputs onto a FIFO, a folder, a device node (root), --out /, an
-#                 over-long --out for a run and a sweep.
+#                 over-long --out for a run, a sweep and ./train data; a memory-refused
+#                 resume; a raised train.steps over finished sweep cells with no state.
 #   disk_full     --out on a 320 KiB tmpfs: the first checkpoint fits, the second
 #                 does not (the old files and the new temp file must coexist): a
 #                 message naming the file, exit 1, the previous checkpoint still
@@ -236,6 +237,9 @@ case_run_folder() {
         "$work/f" "$cfg" --out "$work/f" --quiet
     expect_refused "--resume with another model (config.json must stay)" 2 "cannot resume: the config differs" \
         "$work/f" "$cfg" --out "$work/f" --resume --set model.d_model=16 --quiet
+    expect_refused "--resume of a model too large for the machine (config.json must stay)" 2 \
+        "the run needs about" "$work/f" "$cfg" --out "$work/f" --resume --set model.d_model=65536 \
+        --set model.n_layers=1024 --quiet
     expect_refused "--resume and --force together" 2 "--resume and --force do not mix" \
         "$work/f" "$cfg" --out "$work/f" --resume --force --quiet
     touch "$work/f/anna_grid.csv"
@@ -283,6 +287,15 @@ case_run_folder() {
     ok $? "a second sweep: not refused with the first one's PID, or base_config.json rewritten: $(cat "$work/out.txt")"
     kill $pid 2>/dev/null
     wait $pid
+    # A finished sweep cell without its training state (as committed sweeps are) is
+    # not retrained over when train.steps is raised: named before any cell starts.
+    "$bin" sweep "$sweep" --out "$work/sw2" --jobs 1 --quiet >/dev/null 2>&1
+    ok $? "the finished sweep failed"
+    rm -f "$work/sw2"/cells/*/train_state.safetensors
+    cell=$(ls "$work/sw2/cells" | head -n 1)
+    expect_refused "a raised train.steps over finished cells without states" 2 \
+        "holds a finished run of 120 steps and no train_state.safetensors to continue it to train.steps (160)" \
+        "$work/sw2/cells/$cell" sweep "$sweep" --out "$work/sw2" --set train.steps=160 --quiet
     # Outputs go only to regular files: a FIFO, a folder, a device node stay as they are.
     o="$work/o"
     mkdir "$o" && mkfifo "$o/fifo"
