@@ -51,8 +51,7 @@ Tensor *ad_reshape(Tape *t, Tensor *x, int ndim, const int *shape) {
     Tensor *v = tape_scratch(t, sizeof *v);
     /* Sharing x's grad makes the view's backward a no-op: whatever flows into the
      * view's grad already is x's grad, so there is nothing to record. */
-    tensor_init(v, x->data, t->grad_enabled ? x->grad : NULL, ndim, shape);
-    AL_ASSERT(v->n == x->n);
+    tensor_view(v, x, t->grad_enabled, ndim, shape);
     return v;
 }
 
