@@ -75,8 +75,9 @@ static void swap12(const float *src, float *dst, int B, int X, int Y, int D, int
 }
 
 static void heads_backward(TapeEntry *e) {
-    /* Forward swapped (B, X, Y, D) → (B, Y, X, D); the gradient goes back the other way. */
-    swap12(e->out->grad, e->in[0]->grad, e->i[0], e->i[2], e->i[1], e->i[3], 1);
+    /* Forward swapped (B, X, Y, D) → (B, Y, X, D); the gradient goes back the other
+     * way, stored when this is the grad's first writer (tape.h). */
+    swap12(e->out->grad, e->in[0]->grad, e->i[0], e->i[2], e->i[1], e->i[3], tape_grad_acc(e->in[0]));
 }
 
 static Tensor *heads_swap(Tape *t, OpKind op, Tensor *x, int B, int X, int Y, int D,
@@ -90,6 +91,7 @@ static Tensor *heads_swap(Tape *t, OpKind op, Tensor *x, int B, int X, int Y, in
         e->i[1] = X;
         e->i[2] = Y;
         e->i[3] = D;
+        e->first_write = 1;
     }
     return out;
 }
