@@ -95,9 +95,11 @@ static Tensor *grad_base(Tensor *x) { return x->grad_base ? x->grad_base : x; }
 
 int tape_grad_acc(Tensor *x) {
     Tensor *b = grad_base(x);
-    int acc = !b->grad_fresh;
+    if (!b->grad_fresh) return 1;
+    /* Written only when fresh: tapes on several threads may share parameter
+     * headers (grads not fresh), and then only read them. */
     b->grad_fresh = 0;
-    return acc;
+    return 0;
 }
 
 void tape_grad_fresh(Tensor *x) {
