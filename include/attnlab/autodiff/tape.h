@@ -16,8 +16,9 @@
  * have one consumer, so no step zeroes them in forward only to read the zeros back
  * in backward.  The rules:
  *  - An entry with first_write set has a backward that asks tape_grad_acc(x) just
- *    before it writes ALL of input x's grad, and stores when the answer is 0, adds
- *    when 1.  Asking again for the same tensor (a·a, or a view of it) answers 1.
+ *    before it writes ALL of input x's grad (a store includes the zeros where it
+ *    has nothing to give), and stores when the answer is 0, adds when 1.  Asking
+ *    again for the same tensor (a·a, or a view of it) answers 1.
  *  - Before an entry without first_write runs, tape_backward zeroes its inputs'
  *    fresh grads: an op whose backward only adds needs no change.
  *  - An entry whose output grad is still fresh when its turn comes received
