@@ -10,6 +10,8 @@
 
 #include "gradcheck.h"
 
+#include <stdio.h>
+
 int grad_cases_linalg(OpKind op, int *n_cases);     /* matmul, linear */
 int grad_cases_pointwise(OpKind op, int *n_cases);  /* add sub mul scale sum mean gelu elu relu dropout */
 int grad_cases_gather(OpKind op, int *n_cases);     /* embedding reshape split_heads merge_heads */
@@ -24,5 +26,31 @@ int grad_cases_anna(OpKind op, int *n_cases);       /* anna_attention */
  * returns the number of failures (0, 1 or 2). */
 int grad_case(const char *label, OpKind op, GcBuildFn build, void *ctx, Tensor **leaves,
               int n_leaves, GcTol tol, int check_fault);
+
+/* First writer assigns (tape.h).  A leaf's grad is not fresh, so an op fed leaves
+ * only ever adds into its inputs' grads.  Build functions that pass each leaf
+ * through gc_in() are run by grad_case_both() twice: on the leaves, and with every
+ * leaf first copied by an exact scale by 1 into a tape tensor, whose grad is fresh
+ * (arena memory; 0xff bytes in sanitizer builds), so that the op under test is its
+ * inputs' first writer and must store. */
+static inline int *gc_fresh_inputs(void) {
+    static int on;
+    return &on;
+}
+
+static inline Tensor *gc_in(Tape *t, Tensor *x) {
+    return x && *gc_fresh_inputs() ? ad_scale(t, x, 1.0f) : x;
+}
+
+static inline int grad_case_both(const char *label, OpKind op, GcBuildFn build, void *ctx, Tensor **leaves,
+                                 int n_leaves, GcTol tol, int check_fault) {
+    int failed = grad_case(label, op, build, ctx, leaves, n_leaves, tol, check_fault);
+    char fresh[192];
+    snprintf(fresh, sizeof fresh, "%s, fresh inputs", label);
+    *gc_fresh_inputs() = 1;
+    failed += grad_case(fresh, op, build, ctx, leaves, n_leaves, tol, check_fault);
+    *gc_fresh_inputs() = 0;
+    return failed;
+}
 
 #endif

@@ -22,7 +22,7 @@ static const GcTol LN_TOL = { 0x1p-6f, 1e-4f, 1e-3f };
 
 static Tensor *build_layernorm(Tape *t, Tensor **x, void *ctx) {
     (void)ctx;
-    return ad_layernorm(t, x[0], x[1], x[2], 1e-5f);
+    return ad_layernorm(t, gc_in(t, x[0]), gc_in(t, x[1]), gc_in(t, x[2]), 1e-5f);
 }
 
 static int layernorm_cases(int *n_cases) {
@@ -46,7 +46,7 @@ static int layernorm_cases(int *n_cases) {
         char label[96], sx[32];
         snprintf(label, sizeof label, "layernorm x%s seed %llu",
                  tensor_shape_str(x[0], sx, sizeof sx), (unsigned long long)c->seed);
-        failed += grad_case(label, OP_LAYERNORM, build_layernorm, NULL, x, 3, LN_TOL, 1);
+        failed += grad_case_both(label, OP_LAYERNORM, build_layernorm, NULL, x, 3, LN_TOL, 1);
         (*n_cases)++;
         for (int l = 0; l < 3; l++) gc_leaf_free(x[l]);
     }
@@ -72,7 +72,7 @@ static const GcTol L2_TOL = { 0x1p-9f, 1e-4f, 1e-3f };
 
 static Tensor *build_l2norm(Tape *t, Tensor **x, void *ctx) {
     const L2Case *c = ctx;
-    return ad_l2norm(t, x[0], c->eps);
+    return ad_l2norm(t, gc_in(t, x[0]), c->eps);
 }
 
 static int l2norm_cases(int *n_cases) {
@@ -97,7 +97,7 @@ static int l2norm_cases(int *n_cases) {
         snprintf(label, sizeof label, "l2norm x%s eps %g%s seed %llu",
                  tensor_shape_str(x, sx, sizeof sx), (double)c->eps,
                  c->small_rows ? " tiny+small rows" : "", (unsigned long long)c->seed);
-        failed += grad_case(label, OP_L2NORM, build_l2norm, (void *)c, &x, 1, L2_TOL, 1);
+        failed += grad_case_both(label, OP_L2NORM, build_l2norm, (void *)c, &x, 1, L2_TOL, 1);
         (*n_cases)++;
         gc_leaf_free(x);
     }

@@ -42,20 +42,20 @@ typedef struct PwCase {
 
 static Tensor *build_pw(Tape *t, Tensor **x, void *ctx) {
     const PwCase *c = ctx;
-    Tensor *b = c->bdim ? x[1] : x[0];
+    Tensor *a = gc_in(t, x[0]), *b = c->bdim ? gc_in(t, x[1]) : a;
     switch (c->op) {
-    case OP_ADD:   return ad_add(t, x[0], b);
-    case OP_SUB:   return ad_sub(t, x[0], b);
-    case OP_MUL:   return ad_mul(t, x[0], b);
-    case OP_SCALE: return ad_scale(t, x[0], c->param);
-    case OP_SUM:   return ad_sum(t, x[0]);
-    case OP_MEAN:  return ad_mean(t, x[0]);
-    case OP_GELU:  return ad_gelu(t, x[0], (AdGelu)c->param);
-    case OP_ELU:   return ad_elu(t, x[0]);
-    case OP_RELU:  return ad_relu(t, x[0]);
+    case OP_ADD:   return ad_add(t, a, b);
+    case OP_SUB:   return ad_sub(t, a, b);
+    case OP_MUL:   return ad_mul(t, a, b);
+    case OP_SCALE: return ad_scale(t, a, c->param);
+    case OP_SUM:   return ad_sum(t, a);
+    case OP_MEAN:  return ad_mean(t, a);
+    case OP_GELU:  return ad_gelu(t, a, (AdGelu)c->param);
+    case OP_ELU:   return ad_elu(t, a);
+    case OP_RELU:  return ad_relu(t, a);
     case OP_DROPOUT:
         t->training = !c->eval;
-        return ad_dropout(t, x[0], c->param);
+        return ad_dropout(t, a, c->param);
     default:       return NULL;
     }
 }
@@ -142,7 +142,7 @@ int grad_cases_pointwise(OpKind op, int *n_cases) {
         int records = !(op == OP_DROPOUT && (c->param == 0.0f || c->eval));
         char label[128];
         pw_label(c, x[0], x[1], label, sizeof label);
-        failed += grad_case(label, op, build_pw, (void *)c, x, n_leaves,
+        failed += grad_case_both(label, op, build_pw, (void *)c, x, n_leaves,
                             pw_tol(op), records);
         (*n_cases)++;
         gc_leaf_free(x[0]);

@@ -41,7 +41,7 @@ typedef struct SoftmaxCase {
 } SoftmaxCase;
 
 static Tensor *build_softmax(Tape *t, Tensor **x, void *ctx) {
-    return ad_softmax(t, x[0], ((const SoftmaxCase *)ctx)->mask);
+    return ad_softmax(t, gc_in(t, x[0]), ((const SoftmaxCase *)ctx)->mask);
 }
 
 static int softmax_cases(int *n_cases) {
@@ -77,7 +77,7 @@ static int softmax_cases(int *n_cases) {
         Tensor *x = gc_leaf(c->ndim, c->shape, c->seed, c->lo, c->hi);
         char label[96], sx[32];
         snprintf(label, sizeof label, "softmax x%s %s", tensor_shape_str(x, sx, sizeof sx), c->what);
-        failed += grad_case(label, OP_SOFTMAX, build_softmax, (void *)c, &x, 1,
+        failed += grad_case_both(label, OP_SOFTMAX, build_softmax, (void *)c, &x, 1,
                             tol_for(SOFTMAX_TOL, c->lo), 1);
         (*n_cases)++;
         gc_leaf_free(x);
@@ -95,7 +95,7 @@ typedef struct CeCase {
 } CeCase;
 
 static Tensor *build_ce(Tape *t, Tensor **x, void *ctx) {
-    return ad_cross_entropy(t, x[0], ((const CeCase *)ctx)->targets);
+    return ad_cross_entropy(t, gc_in(t, x[0]), ((const CeCase *)ctx)->targets);
 }
 
 static int ce_cases(int *n_cases) {
@@ -119,7 +119,7 @@ static int ce_cases(int *n_cases) {
         /* With every target ignored the loss is constantly 0, so its gradient is 0
          * and a scaled backward still gives 0: the fault is undetectable there by
          * construction, and that case runs the normal check only. */
-        failed += grad_case(label, OP_CROSS_ENTROPY, build_ce, (void *)c, &x, 1,
+        failed += grad_case_both(label, OP_CROSS_ENTROPY, build_ce, (void *)c, &x, 1,
                             tol_for(CE_TOL, c->lo), ignored < rows);
         (*n_cases)++;
         gc_leaf_free(x);

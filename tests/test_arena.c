@@ -188,9 +188,131 @@ static void test_steady_state(void) {
     arena_free(&arena);
 }
 
+/* ------------------------------------------------------------------------------ */
+/* First writer assigns (tape.h).  One graph exercising every op that follows the
+ * rule next to ops that only add (embedding, split/merge_heads, attention), with
+ * tensors of several consumers (x, h, y), a view whose grad is shared (reshape), an
+ * input used twice by one op (y∘y), a residual, broadcast rows, ignored targets, a
+ * branch that reaches no loss (skipped) and parameters declared fresh.  Its
+ * gradients must equal, value for value, the same graph's with every grad zeroed
+ * before backward (the rule off), whatever the arena and the parameter grads held. */
+
+enum { FW_PARAMS = 12 };
+enum { P_EMB, P_ROW, P_G, P_BLN, P_WQ, P_BQ, P_WK, P_WO, P_BO, P_WC, P_BC, P_UNUSED };
+
+typedef struct FwNet {
+    float *block, *grads;
+    long n;
+    Tensor p[FW_PARAMS];
+} FwNet;
+
+static void fw_init(FwNet *m) {
+    const int rows[FW_PARAMS] = { V, 1, 1, 1, D, 1, D, D, 1, V, 1, 1 };
+    const int cols[FW_PARAMS] = { D, D, D, D, D, D, D, D, D, D, V, D };
+    m->n = 0;
+    for (int i = 0; i < FW_PARAMS; i++) m->n += (long)rows[i] * cols[i];
+    m->block = al_malloc((size_t)m->n * sizeof(float));
+    m->grads = al_malloc((size_t)m->n * sizeof(float));
+    Rng r = rng_stream(11, 3);
+    for (long i = 0; i < m->n; i++) m->block[i] = (float)(0.5 * rng_normal(&r));
+    long off = 0;
+    for (int i = 0; i < FW_PARAMS; i++) {
+        const int shape[2] = { rows[i], cols[i] };
+        tensor_init(&m->p[i], m->block + off, m->grads + off, rows[i] == 1 ? 1 : 2,
+                    rows[i] == 1 ? &shape[1] : shape);
+        off += m->p[i].n;
+    }
+}
+
+static Tensor *fw_forward(Tape *t, FwNet *m, const Tensor *mask, const int *ids, const int *targets) {
+    Tensor *p = m->p;
+    const int btd[3] = { B, T, D };
+    Tensor *x = ad_add(t, ad_embedding(t, &p[P_EMB], ids, 2, (const int[]){ B, T }), &p[P_ROW]);
+    Tensor *h = ad_layernorm(t, x, &p[P_G], &p[P_BLN], 1e-5f);
+    Tensor *q = ad_linear(t, h, &p[P_WQ], &p[P_BQ]), *k = ad_linear(t, h, &p[P_WK], NULL);
+    Tensor *v = ad_reshape(t, ad_reshape(t, h, 2, (const int[]){ B * T, D }), 3, btd);
+    Tensor *att = ad_merge_heads(t, ad_attention(t, ad_split_heads(t, q, 2), ad_split_heads(t, k, 2),
+                                                  ad_split_heads(t, v, 2), mask, 0.5f));
+    Tensor *s = ad_softmax(t, ad_matmul(t, q, k, 0, 1), mask);
+    Tensor *g = ad_gelu(t, ad_matmul(t, s, att, 0, 0), GELU_TANH);
+    Tensor *y = ad_linear_residual(t, g, &p[P_WO], &p[P_BO], x);
+    ad_relu(t, y);   /* a dead branch */
+    Tensor *z = ad_sub(t, ad_mul(t, y, y), ad_scale(t, y, 0.5f));
+    z = ad_dropout(t, ad_l2norm(t, z, 1e-6f), 0.25f);
+    Tensor *flat = ad_reshape(t, z, 2, (const int[]){ B * T, D });
+    Tensor *ce = ad_cross_entropy(t, ad_linear(t, flat, &p[P_WC], &p[P_BC]), targets);
+    return ad_add(t, ce, ad_mean(t, ad_mul(t, z, &p[P_ROW])));
+}
+
+/* mode 0: every grad zeroed before backward (the rule off); 1: the rule on;
+ * 2: the rule on, arena poisoned, parameter grads NaN and declared fresh. */
+static void fw_run(FwNet *m, int mode, float *grads_out) {
+    Arena arena;
+    arena_init(&arena, 1 << 20);
+    if (mode == 2) {
+        memset(arena_alloc(&arena, 1 << 20), 0xff, 1 << 20);
+        arena_reset(&arena);
+    }
+    Tape t;
+    tape_init(&t, &arena);
+    t.training = 1;
+    rng_seed(&t.rng, 9);
+    memset(m->grads, mode == 2 ? 0xff : 0, (size_t)m->n * sizeof(float));
+    if (mode == 2)
+        for (int i = 0; i < FW_PARAMS; i++) tape_grad_fresh(&m->p[i]);
+    float mask_data[T * T];
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) mask_data[i * T + j] = j <= i ? 0.0f : -INFINITY;
+    Tensor mask;
+    tensor_init(&mask, mask_data, NULL, 2, (const int[]){ T, T });
+    int ids[B * T], targets[B * T];
+    for (int i = 0; i < B * T; i++) {
+        ids[i] = (i * 5 + 1) % V;
+        targets[i] = i % 4 == 3 ? -1 : (i * 3) % V;
+    }
+    Tensor *loss = fw_forward(&t, m, &mask, ids, targets);
+    if (mode == 0)
+        for (int k = 0; k < t.n; k++) {
+            tape_grad_settle(t.entries[k].out);
+            for (int i = 0; i < 4; i++) tape_grad_settle(t.entries[k].in[i]);
+        }
+    tape_backward(&t, loss);
+    for (int i = 0; i < FW_PARAMS; i++) tape_grad_settle(&m->p[i]);
+    CHECK(arena.extra == NULL, "the first-writer graph fits in its arena (mode %d)", mode);
+    memcpy(grads_out, m->grads, (size_t)m->n * sizeof(float));
+    tape_free(&t);
+    arena_free(&arena);
+}
+
+static void test_first_writer(void) {
+    FwNet m;
+    fw_init(&m);
+    float *g[3];
+    for (int mode = 0; mode < 3; mode++) {
+        g[mode] = al_malloc((size_t)m.n * sizeof(float));
+        fw_run(&m, mode, g[mode]);
+    }
+    long differ = 0, nonfinite = 0, nonzero = 0;
+    for (long i = 0; i < m.n; i++) {
+        differ += g[1][i] != g[0][i] || g[2][i] != g[0][i];
+        nonfinite += !isfinite(g[0][i]) || !isfinite(g[2][i]);
+        nonzero += g[0][i] != 0.0f;
+    }
+    CHECK(differ == 0 && nonfinite == 0, "first writer assigns: %ld of %ld gradients differ from "
+          "accumulating into zeros, %ld not finite", differ, m.n, nonfinite);
+    long unused = m.p[P_UNUSED].grad - m.grads, n_unused = m.p[P_UNUSED].n, unused_zero = 0;
+    for (long i = 0; i < n_unused; i++) unused_zero += g[2][unused + i] == 0.0f;
+    CHECK(unused_zero == n_unused, "a fresh parameter no op wrote is settled to 0");
+    CHECK(nonzero > (m.n - n_unused) / 2, "the graph reaches most parameters (%ld of %ld)", nonzero, m.n);
+    for (int mode = 0; mode < 3; mode++) free(g[mode]);
+    free(m.block);
+    free(m.grads);
+}
+
 int main(void) {
     test_alignment();
     test_growth_and_coalescing();
     test_steady_state();
+    test_first_writer();
     return check_exit("test_arena");
 }

@@ -8,6 +8,7 @@
  *   fm_exp    ≤ 2 ulp on [−86.64, 88.72]; exactly 0 below (the documented flush)
  *   fm_expm1  ≤ 2.5 ulp on [−104, 88.72] (small |x| included: no cancellation)
  *   fm_tanh   ≤ 2 ulp on [−30, 30]
+ *   fm_erfc   ≤ 5 ulp on [−10, 9.3] (above, e^−x² is under fm_exp's flush)
  *   GeLU (both forms)  value ≤ 4 ulp on [−1, 30]; on all of [−30, 30] within
  *                      (4 + 2·cond) ulp, cond = |x·y′/y| the function's condition
  *                      number (it grows to ~200 in the negative tail, where
@@ -65,6 +66,7 @@ typedef double (*DoubleFn)(double);
 static void fill_exp(const float *x, float *y, long n)   { for (long i = 0; i < n; i++) y[i] = fm_exp(x[i]); }
 static void fill_expm1(const float *x, float *y, long n) { for (long i = 0; i < n; i++) y[i] = fm_expm1(x[i]); }
 static void fill_tanh(const float *x, float *y, long n)  { for (long i = 0; i < n; i++) y[i] = fm_tanh(x[i]); }
+static void fill_erfc(const float *x, float *y, long n)  { for (long i = 0; i < n; i++) y[i] = fm_erfc(x[i]); }
 
 /* Max ulp error of fill() over the sweep; prints it with the worst x. */
 static double sweep_ulp(const char *name, void (*fill)(const float *, float *, long), DoubleFn ref,
@@ -93,6 +95,7 @@ static void check_elementary(void) {
     CHECK(sweep_ulp("fm_exp", fill_exp, exp, FM_EXP_MIN_X, 88.72f) <= 2.0, "fm_exp > 2 ulp");
     CHECK(sweep_ulp("fm_expm1", fill_expm1, expm1, -104.0f, 88.72f) <= 2.5, "fm_expm1 > 2.5 ulp");
     CHECK(sweep_ulp("fm_tanh", fill_tanh, tanh, -30.0f, 30.0f) <= 2.0, "fm_tanh > 2 ulp");
+    CHECK(sweep_ulp("fm_erfc", fill_erfc, erfc, -10.0f, 9.3f) <= 5.0, "fm_erfc > 5 ulp");
 
     /* Edges of the range and special values, through the same array loops. */
     static const float xs[] = { 88.7228f, 88.7229f, 89.0f, 1e4f, INFINITY, FM_EXP_MIN_X, -86.65f,
@@ -112,6 +115,14 @@ static void check_elementary(void) {
           "tanh does not saturate to ±1");
     CHECK(t[12] == 1.0f && t[11] < 1.0f, "tanh reaches 1 between 9 and 9.02 (libm: 9.01)");
     CHECK(signbit(t[10]) && signbit(m[10]) && e[10] == 1.0f, "−0: tanh, expm1 keep the sign");
+    /* erfc: the limits, the clamp at ±10, NaN, and the flush beyond 9.3. */
+    static const float xe[] = { INFINITY, -INFINITY, NAN, -0.0f, 10.0f, -10.0f, 1e30f, -1e30f, 9.4f };
+    enum { NE = sizeof xe / sizeof xe[0] };
+    float c[NE];
+    fill_erfc(xe, c, NE);
+    CHECK(c[0] == 0.0f && c[1] == 2.0f && isnan(c[2]) && c[3] == 1.0f, "erfc at ±inf, NaN, −0");
+    CHECK(c[4] == 0.0f && c[5] == 2.0f && c[6] == 0.0f && c[7] == 2.0f, "erfc beyond ±10");
+    CHECK(c[8] >= 0.0f && c[8] <= 3e-39f, "erfc(9.4) = %g, want ≤ 3e-39", (double)c[8]);
 }
 
 /* ------------------------------------------------------------------------------ */

@@ -13,6 +13,16 @@ struct ArenaChunk {
     char *data;
 };
 
+/* Sanitizer builds hand out memory filled with 0xff bytes (a NaN as float): an op
+ * that reads arena memory it never wrote — a fresh grad it should have stored into
+ * (tape.h, first writer assigns), say — then turns the tests' results into NaN
+ * instead of reading whatever zeros a new block happens to hold. */
+#ifdef __SANITIZE_ADDRESS__
+#define ARENA_POISON 1
+#else
+#define ARENA_POISON 0
+#endif
+
 static size_t round_up(size_t n) { return (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1); }
 
 /* Fatal, like al_malloc's out of memory, but with the size that was asked for: the
@@ -44,7 +54,7 @@ static void note_high_water(Arena *a) {
     if (now > a->high_water) a->high_water = now;
 }
 
-void *arena_alloc(Arena *a, size_t bytes) {
+static void *arena_take(Arena *a, size_t bytes) {
     if (bytes > ARENA_MAX_REQUEST) arena_oom(bytes);   /* no rounding or sum below can wrap */
     bytes = round_up(bytes ? bytes : 1);
     if (bytes <= a->cap - a->used) {
@@ -69,6 +79,12 @@ void *arena_alloc(Arena *a, size_t bytes) {
     c->used += bytes;
     a->extra_used += bytes;
     note_high_water(a);
+    return p;
+}
+
+void *arena_alloc(Arena *a, size_t bytes) {
+    void *p = arena_take(a, bytes);
+    if (ARENA_POISON) memset(p, 0xff, bytes);
     return p;
 }
 

@@ -51,8 +51,7 @@ Tensor *ad_reshape(Tape *t, Tensor *x, int ndim, const int *shape) {
     Tensor *v = tape_scratch(t, sizeof *v);
     /* Sharing x's grad makes the view's backward a no-op: whatever flows into the
      * view's grad already is x's grad, so there is nothing to record. */
-    tensor_init(v, x->data, t->grad_enabled ? x->grad : NULL, ndim, shape);
-    AL_ASSERT(v->n == x->n);
+    tensor_view(v, x, t->grad_enabled, ndim, shape);
     return v;
 }
 
@@ -76,8 +75,9 @@ static void swap12(const float *src, float *dst, int B, int X, int Y, int D, int
 }
 
 static void heads_backward(TapeEntry *e) {
-    /* Forward swapped (B, X, Y, D) → (B, Y, X, D); the gradient goes back the other way. */
-    swap12(e->out->grad, e->in[0]->grad, e->i[0], e->i[2], e->i[1], e->i[3], 1);
+    /* Forward swapped (B, X, Y, D) → (B, Y, X, D); the gradient goes back the other
+     * way, stored when this is the grad's first writer (tape.h). */
+    swap12(e->out->grad, e->in[0]->grad, e->i[0], e->i[2], e->i[1], e->i[3], tape_grad_acc(e->in[0]));
 }
 
 static Tensor *heads_swap(Tape *t, OpKind op, Tensor *x, int B, int X, int Y, int D,
@@ -91,6 +91,7 @@ static Tensor *heads_swap(Tape *t, OpKind op, Tensor *x, int B, int X, int Y, in
         e->i[1] = X;
         e->i[2] = Y;
         e->i[3] = D;
+        e->first_write = 1;
     }
     return out;
 }

@@ -1,10 +1,14 @@
 /* ops_linalg.c — matmul and linear.  Every product, forward and backward, is one
  * cblas_sgemm call on contiguous row-major storage; transposes are sgemm flags,
- * never copies. */
+ * never copies.  Backward follows first writer assigns (tape.h): a grad's first
+ * writer calls sgemm with beta = 0, later ones with beta = 1. */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
+#include "grad_put.h"
+
 #include <cblas.h>
+#include <string.h>
 
 /* C (m, n) = op(A)·op(B) + beta·C, where op(A) is (m, k) and op(B) is (k, n).
  * A is stored (m, k), or (k, m) when ta; B is stored (k, n), or (n, k) when tb.
@@ -56,20 +60,28 @@ static void matmul_backward(TapeEntry *e) {
     Tensor *a = e->in[0], *b = e->in[1], *c = e->out;
     int ta = e->i[0], tb = e->i[1];
     MatmulDims d = matmul_dims(a, b, ta, tb);
-    for (int g = 0; g < d.n_gemm; g++) {
-        const float *A = a->data + g * d.sa, *B = b->data + g * d.sb, *dC = c->grad + g * d.sc;
-        /* d op(A) = dC·op(B)ᵀ; stored transposed, dA = op(B)·dCᵀ. */
-        if (a->grad) {
+    /* All of dA, then all of dB: when a and b are one tensor (x·xᵀ), the first
+     * loop is its first writer and the second adds. */
+    if (a->grad) {
+        float beta = tape_grad_acc(a) ? 1.0f : 0.0f;
+        for (int g = 0; g < d.n_gemm; g++) {
+            /* d op(A) = dC·op(B)ᵀ; stored transposed, dA = op(B)·dCᵀ. */
+            const float *B = b->data + g * d.sb, *dC = c->grad + g * d.sc;
             float *dA = a->grad + g * d.sa;
-            if (ta) sgemm(tb, 1, d.k, d.m, d.n, B, dC, 1.0f, dA);
-            else    sgemm(0, !tb, d.m, d.k, d.n, dC, B, 1.0f, dA);
+            if (ta) sgemm(tb, 1, d.k, d.m, d.n, B, dC, beta, dA);
+            else    sgemm(0, !tb, d.m, d.k, d.n, dC, B, beta, dA);
         }
-        /* d op(B) = op(A)ᵀ·dC; stored transposed, dB = dCᵀ·op(A).  With a shared B,
-         * beta = 1 sums the batch items' contributions. */
-        if (b->grad) {
+    }
+    if (b->grad) {
+        float beta = tape_grad_acc(b) ? 1.0f : 0.0f;
+        for (int g = 0; g < d.n_gemm; g++) {
+            /* d op(B) = op(A)ᵀ·dC; stored transposed, dB = dCᵀ·op(A).  With a shared
+             * B (sb = 0), beta = 1 after the first call sums the batch items. */
+            const float *A = a->data + g * d.sa, *dC = c->grad + g * d.sc;
             float *dB = b->grad + g * d.sb;
-            if (tb) sgemm(1, ta, d.n, d.k, d.m, dC, A, 1.0f, dB);
-            else    sgemm(!ta, 0, d.k, d.n, d.m, A, dC, 1.0f, dB);
+            if (tb) sgemm(1, ta, d.n, d.k, d.m, dC, A, beta, dB);
+            else    sgemm(!ta, 0, d.k, d.n, d.m, A, dC, beta, dB);
+            if (d.sb == 0) beta = 1.0f;
         }
     }
 }
@@ -89,47 +101,64 @@ Tensor *ad_matmul(Tape *t, Tensor *a, Tensor *b, int trans_a, int trans_b) {
         TapeEntry *e = tape_record(t, OP_MATMUL, matmul_backward, c, a, b, NULL);
         e->i[0] = ta;
         e->i[1] = tb;
+        e->first_write = 1;
     }
     return c;
 }
 
 /* ------------------------------------------------------------------------------ */
-/* linear: x is (…, in), w is (out, in), bias is (out) or NULL; y is (…, out). */
+/* linear: x is (…, in), w is (out, in), bias is (out) or NULL, res is NULL or like
+ * y; y is (…, out):  y = x·Wᵀ + bias + res.
+ * The residual is a transformer block's skip connection added inside the GEMM's
+ * pass: y starts as res + bias and sgemm adds x·Wᵀ with beta = 1, so the separate
+ * add (a pass over three tensors forward, two backward) and its output vanish. */
 
 static void linear_backward(TapeEntry *e) {
-    Tensor *x = e->in[0], *w = e->in[1], *bias = e->in[2], *y = e->out;
+    Tensor *x = e->in[0], *w = e->in[1], *bias = e->in[2], *res = e->in[3], *y = e->out;
     int rows = (int)tensor_rows(x), in = tensor_cols(x), out = w->shape[0];
     const float *dy = y->grad;
-    if (x->grad) sgemm(0, 0, rows, in, out, dy, w->data, 1.0f, x->grad);   /* dx += dy·W */
-    if (w->grad) sgemm(1, 0, out, in, rows, dy, x->data, 1.0f, w->grad);   /* dW += dyᵀ·x */
-    if (bias && bias->grad) {
-        /* Row by row so the inner loop runs over contiguous columns and vectorises. */
-        float *db = bias->grad;
-        for (int r = 0; r < rows; r++) {
-            const float *dyr = dy + (long)r * out;
-            for (int j = 0; j < out; j++) db[j] += dyr[j];
-        }
-    }
+    if (x->grad) sgemm(0, 0, rows, in, out, dy, w->data, tape_grad_acc(x) ? 1.0f : 0.0f, x->grad);  /* dx = dy·W */
+    if (w->grad) sgemm(1, 0, out, in, rows, dy, x->data, tape_grad_acc(w) ? 1.0f : 0.0f, w->grad);  /* dW = dyᵀ·x */
+    if (bias && bias->grad) grad_put_colsum(bias->grad, dy, NULL, 1.0f, rows, out, tape_grad_acc(bias));
+    if (res && res->grad) grad_put(res->grad, dy, NULL, 1.0f, y->n, tape_grad_acc(res));            /* dres = dy */
 }
 
-Tensor *ad_linear(Tape *t, Tensor *x, Tensor *w, Tensor *b) {
+/* y's rows = res + bias, res, bias, or nothing to add (then sgemm's beta is 0).
+ * The pass is free: with beta = 0, OpenBLAS zeroes y in a pass of its own. */
+static float linear_init(float *y, const float *bias, const float *res, long rows, int out) {
+    if (!bias && !res) return 0.0f;
+    if (!bias) {
+        memcpy(y, res, (size_t)(rows * out) * sizeof(float));
+        return 1.0f;
+    }
+    for (long r = 0; r < rows; r++) {
+        float *yr = y + r * out;
+        if (res)
+            for (int j = 0; j < out; j++) yr[j] = res[r * out + j] + bias[j];
+        else
+            for (int j = 0; j < out; j++) yr[j] = bias[j];
+    }
+    return 1.0f;
+}
+
+Tensor *ad_linear_residual(Tape *t, Tensor *x, Tensor *w, Tensor *b, Tensor *res) {
     AL_ASSERT(w->ndim == 2 && tensor_cols(x) == w->shape[1]);
     int rows = (int)tensor_rows(x), in = w->shape[1], out = w->shape[0];
     AL_ASSERT(!b || b->n == out);
     int shape[AD_MAX_DIMS];
     for (int i = 0; i < x->ndim - 1; i++) shape[i] = x->shape[i];
     shape[x->ndim - 1] = out;
-    int needs_grad = tape_needs_grad(t, x, w, b);
+    AL_ASSERT(!res || res->n == (long)rows * out);
+    int needs_grad = tape_needs_grad(t, x, w, b) || tape_needs_grad(t, res, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, x->ndim, shape);
-    /* With a bias, y starts as the bias rows and the GEMM adds x·Wᵀ (beta = 1):
-     * the same one pass over y that a separate bias add would cost. */
-    if (b) {
-        for (int r = 0; r < rows; r++) {
-            float *yr = y->data + (long)r * out;
-            for (int j = 0; j < out; j++) yr[j] = b->data[j];
-        }
+    float beta = linear_init(y->data, b ? b->data : NULL, res ? res->data : NULL, rows, out);
+    sgemm(0, 1, rows, out, in, x->data, w->data, beta, y->data);
+    if (needs_grad) {
+        TapeEntry *e = tape_record(t, OP_LINEAR, linear_backward, y, x, w, b);
+        e->in[3] = res;
+        e->first_write = 1;
     }
-    sgemm(0, 1, rows, out, in, x->data, w->data, b ? 1.0f : 0.0f, y->data);
-    if (needs_grad) tape_record(t, OP_LINEAR, linear_backward, y, x, w, b);
     return y;
 }
+
+Tensor *ad_linear(Tape *t, Tensor *x, Tensor *w, Tensor *b) { return ad_linear_residual(t, x, w, b, NULL); }

@@ -6,6 +6,7 @@
 #include "attnlab/util/error.h"
 
 #include "../util/fastmath.h"
+#include "grad_put.h"
 
 #include <math.h>
 
@@ -20,6 +21,8 @@ static void layernorm_backward(TapeEntry *e) {
     int C = tensor_cols(x);
     long R = tensor_rows(x);
     float *dn = e->saved[2], *xh = dn + C;   /* row scratch: dL/dx̂ and x̂ */
+    int acc_x = x->grad ? tape_grad_acc(x) : 1;
+    int acc_g = gain->grad ? tape_grad_acc(gain) : 1, acc_b = bias->grad ? tape_grad_acc(bias) : 1;
     for (long r = 0; r < R; r++) {
         const float *xr = x->data + r * C, *dy = e->out->grad + r * C;
         const float mu = mean[r], rs = rstd[r];
@@ -27,16 +30,16 @@ static void layernorm_backward(TapeEntry *e) {
             xh[c] = (xr[c] - mu) * rs;
             dn[c] = dy[c] * g[c];
         }
-        if (gain->grad)
-            for (int c = 0; c < C; c++) gain->grad[c] += dy[c] * xh[c];
-        if (bias->grad)
-            for (int c = 0; c < C; c++) bias->grad[c] += dy[c];
+        /* dgain = Σ_rows dy∘x̂, dbias = Σ_rows dy; the first row stores when fresh. */
+        if (gain->grad) grad_put(gain->grad, dy, xh, 1.0f, C, acc_g || r > 0);
+        if (bias->grad) grad_put(bias->grad, dy, NULL, 1.0f, C, acc_b || r > 0);
         if (!x->grad) continue;
         /* dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)): the two means are the
          * gradient through μ and through var. */
         float m1 = fm_sum(dn, C) / (float)C, m2 = fm_dot(dn, xh, C) / (float)C;
         float *dx = x->grad + r * C;
-        for (int c = 0; c < C; c++) dx[c] += rs * (dn[c] - m1 - xh[c] * m2);
+        if (acc_x) for (int c = 0; c < C; c++) dx[c] += rs * (dn[c] - m1 - xh[c] * m2);
+        else       for (int c = 0; c < C; c++) dx[c] = rs * (dn[c] - m1 - xh[c] * m2);
     }
 }
 
@@ -71,6 +74,7 @@ Tensor *ad_layernorm(Tape *t, Tensor *x, Tensor *gain, Tensor *bias, float eps) 
         e->saved[0] = mean;
         e->saved[1] = rstd;
         e->saved[2] = tape_scratch(t, 2 * (size_t)C * sizeof(float));
+        e->first_write = 1;
     }
     return y;
 }
@@ -89,13 +93,15 @@ static void l2norm_backward(TapeEntry *e) {
     float eps = e->f[0];
     int C = tensor_cols(x);
     long R = tensor_rows(x);
+    int acc = tape_grad_acc(x);
     for (long r = 0; r < R; r++) {
         const float *yr = y->data + r * C, *dy = y->grad + r * C;
         float *dx = x->grad + r * C;
         int through_norm = norm[r] >= eps;
         float inv = 1.0f / (through_norm ? norm[r] : eps);
         float proj = through_norm ? fm_dot(yr, dy, C) : 0.0f;
-        for (int c = 0; c < C; c++) dx[c] += inv * (dy[c] - yr[c] * proj);
+        if (acc) for (int c = 0; c < C; c++) dx[c] += inv * (dy[c] - yr[c] * proj);
+        else     for (int c = 0; c < C; c++) dx[c] = inv * (dy[c] - yr[c] * proj);
     }
 }
 
@@ -117,6 +123,7 @@ Tensor *ad_l2norm(Tape *t, Tensor *x, float eps) {
         TapeEntry *e = tape_record(t, OP_L2NORM, l2norm_backward, y, x, NULL, NULL);
         e->saved[0] = norm;
         e->f[0] = eps;
+        e->first_write = 1;
     }
     return y;
 }

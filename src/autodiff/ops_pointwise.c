@@ -1,12 +1,14 @@
 /* ops_pointwise.c — elementwise arithmetic, sums to a scalar, activations, dropout.
  *
  * Every op here streams once over contiguous memory in loops gcc vectorises; the
- * activations take their exp/tanh-class math from util/fastmath.h, so no libm call
- * sits in a hot loop (GeLU-erf's erfcf is the one exception, see there). */
+ * activations take their exp/erfc-class math from util/fastmath.h, so no libm call
+ * sits in a hot loop.  Every backward follows first writer assigns (tape.h;
+ * grad_put.h). */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
 #include "../util/fastmath.h"
+#include "grad_put.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -26,20 +28,21 @@ static void binary_backward(TapeEntry *e) {
     OpKind op = e->op;
     int C = tensor_cols(a);
     long R = tensor_rows(a), bstride = e->i[0];
-    /* The two inputs are updated in separate loops: a and b may be one tensor
-     * (x·x), and then both contributions must land in the same grad. */
-    for (long r = 0; r < R; r++) {
-        const float *dy = y->grad + r * C, *ar = a->data + r * C, *br = b->data + r * bstride;
-        if (a->grad) {
-            float *da = a->grad + r * C;
-            for (int c = 0; c < C; c++) da[c] += op == OP_MUL ? dy[c] * br[c] : dy[c];
-        }
-        if (b->grad) {
-            /* Broadcast: every row of dy adds into the one row of db. */
-            float *db = b->grad + r * bstride;
-            for (int c = 0; c < C; c++)
-                db[c] += op == OP_ADD ? dy[c] : op == OP_SUB ? -dy[c] : dy[c] * ar[c];
-        }
+    /* da = dy (∘ b); then db = ±dy (∘ a), or for a broadcast b its column sums.
+     * a and b may be one tensor (x·x): the second write then adds to the first. */
+    if (a->grad) {
+        int acc = tape_grad_acc(a);
+        if (op != OP_MUL || bstride)
+            grad_put(a->grad, y->grad, op == OP_MUL ? b->data : NULL, 1.0f, R * C, acc);
+        else
+            for (long r = 0; r < R; r++) grad_put(a->grad + r * C, y->grad + r * C, b->data, 1.0f, C, acc);
+    }
+    if (b->grad) {
+        int acc = tape_grad_acc(b);
+        const float *m = op == OP_MUL ? a->data : NULL;
+        float s = op == OP_SUB ? -1.0f : 1.0f;
+        if (bstride) grad_put(b->grad, y->grad, m, s, R * C, acc);
+        else         grad_put_colsum(b->grad, y->grad, m, s, R, C, acc);
     }
 }
 
@@ -56,7 +59,11 @@ static Tensor *binary(Tape *t, OpKind op, Tensor *a, Tensor *b) {
         float *yr = y->data + r * C;
         for (int c = 0; c < C; c++) yr[c] = binary_apply(op, ar[c], br[c]);
     }
-    if (needs_grad) tape_record(t, op, binary_backward, y, a, b, NULL)->i[0] = (int)bstride;
+    if (needs_grad) {
+        TapeEntry *e = tape_record(t, op, binary_backward, y, a, b, NULL);
+        e->i[0] = (int)bstride;
+        e->first_write = 1;
+    }
     return y;
 }
 
@@ -68,16 +75,18 @@ Tensor *ad_mul(Tape *t, Tensor *a, Tensor *b) { return binary(t, OP_MUL, a, b); 
 /* scale: y = s·a, any shape. */
 
 static void scale_backward(TapeEntry *e) {
-    const float *dy = e->out->grad;
-    float *da = e->in[0]->grad, s = e->f[0];
-    for (long i = 0; i < e->out->n; i++) da[i] += s * dy[i];
+    grad_put(e->in[0]->grad, e->out->grad, NULL, e->f[0], e->out->n, tape_grad_acc(e->in[0]));
 }
 
 Tensor *ad_scale(Tape *t, Tensor *a, float s) {
     int needs_grad = tape_needs_grad(t, a, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, a->ndim, a->shape);
     for (long i = 0; i < a->n; i++) y->data[i] = s * a->data[i];
-    if (needs_grad) tape_record(t, OP_SCALE, scale_backward, y, a, NULL, NULL)->f[0] = s;
+    if (needs_grad) {
+        TapeEntry *e = tape_record(t, OP_SCALE, scale_backward, y, a, NULL, NULL);
+        e->f[0] = s;
+        e->first_write = 1;
+    }
     return y;
 }
 
@@ -87,8 +96,7 @@ Tensor *ad_scale(Tape *t, Tensor *a, float s) {
 
 static void reduce_backward(TapeEntry *e) {
     Tensor *a = e->in[0];
-    float g = e->f[0] * e->out->grad[0];
-    for (long i = 0; i < a->n; i++) a->grad[i] += g;
+    grad_put_const(a->grad, e->f[0] * e->out->grad[0], a->n, tape_grad_acc(a));
 }
 
 static Tensor *reduce(Tape *t, OpKind op, Tensor *a) {
@@ -104,7 +112,11 @@ static Tensor *reduce(Tape *t, OpKind op, Tensor *a) {
     int needs_grad = tape_needs_grad(t, a, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, 1, (const int[]){ 1 });
     y->data[0] = (float)(f * s);
-    if (needs_grad) tape_record(t, op, reduce_backward, y, a, NULL, NULL)->f[0] = (float)f;
+    if (needs_grad) {
+        TapeEntry *e = tape_record(t, op, reduce_backward, y, a, NULL, NULL);
+        e->f[0] = (float)f;
+        e->first_write = 1;
+    }
     return y;
 }
 
@@ -144,11 +156,11 @@ static inline ValDer gelu_tanh(float x) {
 }
 
 /* GeLU, exact: x·Φ(x), Φ(x) = ½·erfc(−x/√2) (erfc: no cancellation for x ≪ 0);
- * d = Φ(x) + x·φ(x), φ the standard normal density.  erfcf is a libm call, so this
- * loop stays scalar: the exact form is the reference, the tanh form the fast one. */
+ * d = Φ(x) + x·φ(x), φ the standard normal density.  fm_erfc, not libm's erfcf,
+ * so that the loop vectorises like the tanh form's. */
 static inline ValDer gelu_erf(float x) {
     float xc = gelu_clamp(x);
-    float cdf = 0.5f * erfcf(-xc * 0.70710678f);
+    float cdf = 0.5f * fm_erfc(-xc * 0.70710678f);
     float pdf = 0.39894228f * fm_exp(-0.5f * xc * xc);
     return (ValDer){ x * cdf, FM_FMA(xc, pdf, cdf) };
 }
@@ -190,9 +202,7 @@ static void act_forward(Act act, const float *restrict x, float *restrict y,
 }
 
 static void act_backward(TapeEntry *e) {
-    const float *restrict d = e->saved[0], *restrict dy = e->out->grad;
-    float *restrict dx = e->in[0]->grad;
-    for (long i = 0; i < e->out->n; i++) dx[i] += dy[i] * d[i];
+    grad_put(e->in[0]->grad, e->out->grad, e->saved[0], 1.0f, e->out->n, tape_grad_acc(e->in[0]));
 }
 
 static Tensor *activation(Tape *t, OpKind op, Act act, Tensor *x) {
@@ -200,7 +210,11 @@ static Tensor *activation(Tape *t, OpKind op, Act act, Tensor *x) {
     Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
     float *d = needs_grad ? tape_scratch(t, (size_t)x->n * sizeof(float)) : NULL;
     act_forward(act, x->data, y->data, d, x->n);
-    if (needs_grad) tape_record(t, op, act_backward, y, x, NULL, NULL)->saved[0] = d;
+    if (needs_grad) {
+        TapeEntry *e = tape_record(t, op, act_backward, y, x, NULL, NULL);
+        e->saved[0] = d;
+        e->first_write = 1;
+    }
     return y;
 }
 
@@ -232,7 +246,10 @@ static void dropout_backward(TapeEntry *e) {
     const float *restrict dy = e->out->grad;
     float *restrict dx = e->in[0]->grad;
     float scale = e->f[0];
-    for (long i = 0; i < e->out->n; i++) dx[i] += (keep[i] ? scale : 0.0f) * dy[i];
+    if (tape_grad_acc(e->in[0]))
+        for (long i = 0; i < e->out->n; i++) dx[i] += (keep[i] ? scale : 0.0f) * dy[i];
+    else
+        for (long i = 0; i < e->out->n; i++) dx[i] = (keep[i] ? scale : 0.0f) * dy[i];
 }
 
 Tensor *ad_dropout(Tape *t, Tensor *x, float p) {
@@ -251,6 +268,7 @@ Tensor *ad_dropout(Tape *t, Tensor *x, float p) {
         TapeEntry *e = tape_record(t, OP_DROPOUT, dropout_backward, y, x, NULL, NULL);
         e->saved[0] = keep;
         e->f[0] = scale;
+        e->first_write = 1;
     }
     return y;
 }

@@ -4,6 +4,7 @@
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 #include "../util/fastmath.h"
+#include "grad_put.h"
 
 #include <math.h>
 #include <string.h>
@@ -42,13 +43,15 @@ static void softmax_backward(TapeEntry *e) {
     Tensor *x = e->in[0], *y = e->out;
     int C = tensor_cols(y);
     long rows = tensor_rows(y);
+    int acc = tape_grad_acc(x);
     /* dx = y∘(dy − Σ dy∘y), the Jacobian-vector product of softmax; uses only the
      * saved output, and masked entries (y = 0) get no gradient. */
     for (long r = 0; r < rows; r++) {
         const float *yr = y->data + r * C, *dyr = y->grad + r * C;
         float *dxr = x->grad + r * C;
         float dot = fm_dot(dyr, yr, C);
-        for (int j = 0; j < C; j++) dxr[j] += yr[j] * (dyr[j] - dot);
+        if (acc) for (int j = 0; j < C; j++) dxr[j] += yr[j] * (dyr[j] - dot);
+        else     for (int j = 0; j < C; j++) dxr[j] = yr[j] * (dyr[j] - dot);
     }
 }
 
@@ -63,7 +66,7 @@ Tensor *ad_softmax(Tape *t, Tensor *x, const Tensor *mask) {
         const float *m = mask ? mask->data + (r % R) * C : NULL;
         softmax_row(x->data + r * C, m, y->data + r * C, C);
     }
-    if (needs_grad) tape_record(t, OP_SOFTMAX, softmax_backward, y, x, NULL, NULL);
+    if (needs_grad) tape_record(t, OP_SOFTMAX, softmax_backward, y, x, NULL, NULL)->first_write = 1;
     return y;
 }
 
@@ -77,13 +80,17 @@ static void cross_entropy_backward(TapeEntry *e) {
     const int *targets = e->saved[1];
     int C = tensor_cols(logits);
     long rows = tensor_rows(logits);
-    /* d loss / d logits = (softmax − onehot(target)) / n_counted, per counted row. */
+    /* d loss / d logits = (softmax − onehot(target)) / n_counted, per counted row;
+     * 0 for the others (stored only when this is the grad's first writer). */
     float s = e->out->grad[0] * e->f[0];
+    int acc = tape_grad_acc(logits);
     for (long r = 0; r < rows; r++) {
-        if (targets[r] < 0) continue;
-        const float *p = probs + r * C;
         float *dx = logits->grad + r * C;
-        for (int j = 0; j < C; j++) dx[j] += s * p[j];
+        if (targets[r] < 0) {
+            if (!acc) memset(dx, 0, (size_t)C * sizeof(float));
+            continue;
+        }
+        grad_put(dx, probs + r * C, NULL, s, C, acc);
         dx[targets[r]] -= s;
     }
 }
@@ -117,6 +124,7 @@ Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets) {
         e->saved[0] = probs;
         e->saved[1] = saved;
         e->f[0] = counted ? 1.0f / (float)counted : 0.0f;
+        e->first_write = 1;
     }
     return loss;
 }

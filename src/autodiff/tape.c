@@ -50,8 +50,9 @@ Tensor *tape_tensor(Tape *t, int with_grad, int ndim, const int *shape) {
     long n = 1;
     for (int i = 0; i < ndim; i++) n *= shape[i];
     float *data = arena_alloc(t->arena, (size_t)n * sizeof(float));
-    float *grad = (with_grad && t->grad_enabled) ? arena_calloc(t->arena, (size_t)n * sizeof(float)) : NULL;
+    float *grad = (with_grad && t->grad_enabled) ? arena_alloc(t->arena, (size_t)n * sizeof(float)) : NULL;
     tensor_init(x, data, grad, ndim, shape);
+    x->grad_fresh = grad != NULL;   /* its first writer stores: no zeroing here */
     return x;
 }
 
@@ -87,6 +88,31 @@ TapeEntry *tape_record(Tape *t, OpKind op, AdBackwardFn fn, Tensor *out,
     return e;
 }
 
+/* ------------------------------------------------------------------------------ */
+/* First writer assigns: a view's state lives in the tensor it views. */
+
+static Tensor *grad_base(Tensor *x) { return x->grad_base ? x->grad_base : x; }
+
+int tape_grad_acc(Tensor *x) {
+    Tensor *b = grad_base(x);
+    if (!b->grad_fresh) return 1;
+    /* Written only when fresh: tapes on several threads may share parameter
+     * headers (grads not fresh), and then only read them. */
+    b->grad_fresh = 0;
+    return 0;
+}
+
+void tape_grad_fresh(Tensor *x) {
+    AL_ASSERT(x->grad);
+    grad_base(x)->grad_fresh = 1;
+}
+
+void tape_grad_settle(Tensor *x) {
+    if (x && x->grad && !tape_grad_acc(x)) memset(x->grad, 0, (size_t)x->n * sizeof(float));
+}
+
+/* ------------------------------------------------------------------------------ */
+
 static void scale_grad(Tensor *x, float s) {
     for (long i = 0; i < x->n; i++) x->grad[i] *= s;
 }
@@ -100,11 +126,21 @@ void tape_backward(Tape *t, Tensor *loss) {
 void tape_backward_from(Tape *t, Tensor *out, const float *dout) {
     AL_ASSERT(out->grad);
     memcpy(out->grad, dout, (size_t)out->n * sizeof(float));
+    grad_base(out)->grad_fresh = 0;
     for (int k = t->n - 1; k >= 0; k--) {
         TapeEntry *e = &t->entries[k];
+        if (grad_base(e->out)->grad_fresh) continue;   /* no gradient reached it */
+        if (!e->first_write)
+            for (int i = 0; i < 4; i++) tape_grad_settle(e->in[i]);
         int fault = (int)e->op == t->fault_op;
         if (fault) scale_grad(e->out, t->fault_scale);
         e->backward(e);
         if (fault) scale_grad(e->out, 1.0f / t->fault_scale);
+    }
+    /* Grads no entry wrote (an output nothing consumed, an input of skipped entries) read as 0. */
+    for (int k = 0; k < t->n; k++) {
+        TapeEntry *e = &t->entries[k];
+        tape_grad_settle(e->out);
+        for (int i = 0; i < 4; i++) tape_grad_settle(e->in[i]);
     }
 }

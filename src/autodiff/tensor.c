@@ -9,12 +9,20 @@ void tensor_init(Tensor *t, float *data, float *grad, int ndim, const int *shape
     t->data = data;
     t->grad = grad;
     t->ndim = ndim;
+    t->grad_fresh = 0;
+    t->grad_base = NULL;
     t->n = 1;
     for (int i = 0; i < AD_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
     for (int i = 0; i < ndim; i++) {
         AL_ASSERT(shape[i] >= 1);
         t->n *= shape[i];
     }
+}
+
+void tensor_view(Tensor *v, Tensor *x, int with_grad, int ndim, const int *shape) {
+    tensor_init(v, x->data, with_grad ? x->grad : NULL, ndim, shape);
+    AL_ASSERT(v->n == x->n);
+    if (v->grad) v->grad_base = x->grad_base ? x->grad_base : x;
 }
 
 long tensor_rows(const Tensor *t) { return t->n / t->shape[t->ndim - 1]; }

@@ -19,8 +19,15 @@ float optim_lr(const CfgTrain *cfg, int step) {
 }
 
 double optim_grad_norm(const ParamStore *ps) {
-    double s = 0;
-    for (long i = 0; i < ps->total; i++) s += (double)ps->grad[i] * ps->grad[i];
+    /* Eight independent double lanes, which gcc vectorises (one running sum it may
+     * not reorder); a fixed order, so the result is reproducible. */
+    double acc[8] = { 0 }, s = 0;
+    const float *g = ps->grad;
+    long i = 0;
+    for (; i + 8 <= ps->total; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += (double)g[i + j] * g[i + j];
+    for (; i < ps->total; i++) s += (double)g[i] * g[i];
+    for (int j = 0; j < 8; j++) s += acc[j];
     return sqrt(s);
 }
 
@@ -30,8 +37,11 @@ void optim_clip(ParamStore *ps, double norm, double max_norm) {
     for (long i = 0; i < ps->total; i++) ps->grad[i] *= s;
 }
 
-static void adam_range(float *p, const float *g, float *m, float *v, long n, float lr, float b1,
-                       float b2, float eps, float l2, float decoupled, float c1, float c2) {
+/* restrict: the four arrays are disjoint quarters of the block, so gcc vectorises
+ * without a run-time overlap check. */
+static void adam_range(float *restrict p, const float *restrict g, float *restrict m, float *restrict v,
+                       long n, float lr, float b1, float b2, float eps, float l2, float decoupled, float c1,
+                       float c2) {
     for (long i = 0; i < n; i++) {
         float gi = g[i] + l2 * p[i];
         m[i] = b1 * m[i] + (1.0f - b1) * gi;

@@ -30,7 +30,8 @@ typedef struct Arena {
 } Arena;
 
 void   arena_init(Arena *a, size_t initial_bytes);
-void  *arena_alloc(Arena *a, size_t bytes);        /* ARENA_ALIGN-aligned, uninitialised */
+void  *arena_alloc(Arena *a, size_t bytes);        /* ARENA_ALIGN-aligned, uninitialised
+                                                     * (0xff bytes in sanitizer builds) */
 void  *arena_calloc(Arena *a, size_t bytes);       /* zeroed */
 void   arena_reset(Arena *a);                      /* frees everything allocated since last reset */
 size_t arena_in_use(const Arena *a);

@@ -27,6 +27,10 @@ Tensor *ad_matmul(Tape *t, Tensor *a, Tensor *b, int trans_a, int trans_b);
 /* y = x·Wᵀ + b.  x (…, in), w (out, in) — PyTorch's nn.Linear layout — b (out) or NULL.
  * y (…, out).  One GEMM forward, two GEMMs backward. */
 Tensor *ad_linear(Tape *t, Tensor *x, Tensor *w, Tensor *b);
+/* y = x·Wᵀ + b + res, res NULL or y's shape (a residual stream): the add happens in
+ * the GEMM's pass (y starts as res + b, sgemm adds with beta = 1).  Recorded as
+ * OP_LINEAR; dres = dy. */
+Tensor *ad_linear_residual(Tape *t, Tensor *x, Tensor *w, Tensor *b, Tensor *res);
 
 /* Elementwise a ∘ b where b has a's shape, or b is one row (last dim of a; any
  * shape with that many elements) broadcast over all of a's rows. */

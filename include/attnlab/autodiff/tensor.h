@@ -3,7 +3,11 @@
  * A Tensor does not own memory.  Activations point into the step arena, parameters
  * into the model's flat parameter block.  `grad` is NULL when no gradient flows into
  * the tensor (data, masks, anything computed only from those): ops skip such
- * tensors in backward, so they cost nothing there. */
+ * tensors in backward, so they cost nothing there.
+ *
+ * grad_fresh and grad_base belong to the tape's "first writer assigns" rule
+ * (tape.h): tensor_init leaves a grad that is not fresh, i.e. the caller's buffer
+ * holds a value that backward adds to, as always. */
 #ifndef ATTNLAB_AUTODIFF_TENSOR_H
 #define ATTNLAB_AUTODIFF_TENSOR_H
 
@@ -15,10 +19,15 @@ typedef struct Tensor {
     int    ndim;
     int    shape[AD_MAX_DIMS];
     long   n;                    /* number of elements */
+    int    grad_fresh;           /* 1: grad holds no value yet (uninitialised memory) */
+    struct Tensor *grad_base;    /* a view: the tensor whose grad (and state) it shares */
 } Tensor;
 
 /* Fills in a header over existing storage (grad may be NULL). */
 void tensor_init(Tensor *t, float *data, float *grad, int ndim, const int *shape);
+/* v = a view of x with a new shape (same element count): x's data, and x's grad
+ * when with_grad (else none), sharing x's gradient state. */
+void tensor_view(Tensor *v, Tensor *x, int with_grad, int ndim, const int *shape);
 /* Product of all but the last dim ("rows"), and the last dim ("cols"). */
 long tensor_rows(const Tensor *t);
 int  tensor_cols(const Tensor *t);
