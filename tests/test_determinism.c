@@ -5,8 +5,7 @@
  * the buffers, and what the arena memory held before, so an op that depends on
  * either (reads memory it never wrote, say) shows up.  The same for a model
  * trained with data-parallel steps over 2 threads (train/step.h): its shards'
- * arenas too are grown from too small or poisoned first, and which thread runs
- * which shard is up to OpenMP. */
+ * arenas too are grown from too small or poisoned first. */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/train/config.h"
 #include "attnlab/train/step.h"

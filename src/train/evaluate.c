@@ -102,6 +102,27 @@ EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_g
  * and model), so every batch is computed exactly as evaluate() computes it; the
  * counts are integers and the batches' losses are added up in batch order after,
  * so the result is evaluate()'s, bit for bit, whatever the thread count. */
+typedef struct EvalJob {
+    StepPool *p;
+    const Dataset *d;
+    int batch_size, n_batches, S, use_groups;
+    double *batch_loss;     /* per batch */
+    EvalCounts *counts;     /* per thread */
+} EvalJob;
+
+static void eval_thread(void *ctx, int s) {
+    const EvalJob *job = ctx;
+    StepShard *sh = &job->p->shard[s];
+    if (s > 0) sh->model->anna = job->p->master->anna;
+    TapeMode saved = eval_mode(sh->tape);
+    const Dataset *d = job->d;
+    for (int k = s; k < job->n_batches; k += job->S) {
+        int start = k * job->batch_size, B = d->n - start < job->batch_size ? d->n - start : job->batch_size;
+        job->batch_loss[k] = eval_batch(sh->model, sh->tape, d, start, B, job->use_groups, &job->counts[s]);
+    }
+    restore_mode(sh->tape, saved);
+}
+
 EvalResult evaluate_pool(StepPool *p, const Dataset *d, int batch_size, int n_groups) {
     if (batch_size > 1024) batch_size = 1024;
     const int n_batches = (d->n + batch_size - 1) / batch_size;
@@ -110,17 +131,8 @@ EvalResult evaluate_pool(StepPool *p, const Dataset *d, int batch_size, int n_gr
     int use_groups = n_groups > 0 && d->info;
     double *batch_loss = al_malloc((size_t)n_batches * sizeof(double));
     EvalCounts *counts = al_calloc((size_t)S, sizeof *counts);
-#pragma omp parallel for schedule(static, 1) num_threads(S)
-    for (int s = 0; s < S; s++) {
-        StepShard *sh = &p->shard[s];
-        if (s > 0) sh->model->anna = p->master->anna;
-        TapeMode saved = eval_mode(sh->tape);
-        for (int k = s; k < n_batches; k += S) {
-            int start = k * batch_size, B = d->n - start < batch_size ? d->n - start : batch_size;
-            batch_loss[k] = eval_batch(sh->model, sh->tape, d, start, B, use_groups, &counts[s]);
-        }
-        restore_mode(sh->tape, saved);
-    }
+    EvalJob job = { p, d, batch_size, n_batches, S, use_groups, batch_loss, counts };
+    step_pool_run(p, S, eval_thread, &job);
     EvalCounts c = {0};
     double loss_sum = 0;
     for (int k = 0; k < n_batches; k++) loss_sum += batch_loss[k];
@@ -181,18 +193,31 @@ double evaluate_answers(Model *m, const Dataset *d, const TaskGen *g, int batch_
     return d->n ? (double)right / d->n : 0;
 }
 
+typedef struct AnswersJob {
+    StepPool *p;
+    const Dataset *d;
+    const TaskGen *g;
+    int batch_size, S;
+    long *right;            /* per thread */
+} AnswersJob;
+
+static void answers_thread(void *ctx, int s) {
+    const AnswersJob *job = ctx;
+    Model *m = job->p->shard[s].model;
+    if (s > 0) m->anna = job->p->master->anna;
+    job->right[s] = answers_range(m, job->d, job->g, job->batch_size, s, job->S);
+}
+
 /* Whole batches per thread, as evaluate_pool: each row is decoded as
  * evaluate_answers decodes it, and the count of right answers is an integer. */
 double evaluate_answers_pool(StepPool *p, const Dataset *d, const TaskGen *g, int batch_size) {
     const int n_batches = (d->n + batch_size - 1) / batch_size;
     const int S = n_batches < p->threads ? n_batches : p->threads;
     if (S <= 1) return evaluate_answers(p->master, d, g, batch_size);
-    long right = 0;
-#pragma omp parallel for schedule(static, 1) num_threads(S) reduction(+ : right)
-    for (int s = 0; s < S; s++) {
-        Model *m = p->shard[s].model;
-        if (s > 0) m->anna = p->master->anna;
-        right += answers_range(m, d, g, batch_size, s, S);
-    }
-    return d->n ? (double)right / d->n : 0;
+    long *right = al_calloc((size_t)S, sizeof *right), total = 0;
+    AnswersJob job = { p, d, g, batch_size, S, right };
+    step_pool_run(p, S, answers_thread, &job);
+    for (int s = 0; s < S; s++) total += right[s];
+    free(right);
+    return d->n ? (double)total / d->n : 0;
 }

@@ -296,8 +296,9 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     }
     if (r->cfg.train.on_nonfinite == NONFINITE_SKIP)
         cJSON_AddNumberToObject(j, "skipped_steps", (double)r->st.skipped_steps);
-    /* threads: the data-parallel shards (cores used); each runs one BLAS thread.  Until
-     * 0.4.0 "blas_threads" was train.threads; it is now what it says (always 1). */
+    /* threads: the data-parallel shards (cores used), each on one BLAS thread.  Up to
+     * 0.4.0 train.threads set the BLAS threads and was written as "blas_threads";
+     * from 0.5.0 that key says what it still names, the BLAS threads (of a shard: 1). */
     cJSON_AddNumberToObject(j, "threads", r->threads);
     cJSON_AddNumberToObject(j, "blas_threads", 1);
     cJSON_AddNumberToObject(j, "peak_rss_mb", peak_rss_kb() / 1024.0);

@@ -7,8 +7,8 @@
  * consecutive rows per thread (sizes differ by at most one row).  Shard 0 runs on
  * the master model and the caller's tape; shard s ≥ 1 on a replica
  * (model_replica_create: the master's values, its own gradients) with a tape and
- * arena of its own.  The shards run forward and backward at once (OpenMP, one
- * BLAS thread each), each seeding its loss's gradient with its weight
+ * arena of its own.  The shards run forward and backward at once (the pool's
+ * threads, one BLAS thread each), each seeding its loss's gradient with its weight
  *     w_s = (positions counted in shard s) / (positions counted in the batch),
  * so the sum of the shards' gradients is the gradient of the whole batch's mean
  * cross-entropy.  The replicas' gradients are then added into the master's in a
@@ -56,18 +56,29 @@ typedef struct StepShard {
     long   counted;   /* positions with a target in the last step's shard */
 } StepShard;
 
+struct StepWorkers;   /* the persistent worker threads (step.c) */
+
 typedef struct StepPool {
     int        threads;   /* shards per step at most (a smaller batch gets fewer) */
     Model     *master;
     StepShard *shard;     /* threads entries */
+    struct StepWorkers *workers;   /* threads − 1 threads; NULL for one thread */
 } StepPool;
 
 /* A pool of `threads` ≥ 1 shards over master and its tape (shard 0's); makes
- * threads − 1 replicas with 8 MiB arenas.  With threads ≥ 2 it sets OpenBLAS to
- * one thread (the shards are the parallelism).  Allocates here only: a step
- * allocates nothing after the first (the arenas keep their high water). */
+ * threads − 1 replicas with 8 MiB arenas and threads − 1 worker threads, which
+ * live as long as the pool (between jobs they spin for some microseconds, then
+ * sleep on a condition variable, so they cost nothing while the caller works
+ * alone and leave the cores to others on a shared machine).  With threads ≥ 2 it
+ * sets OpenBLAS to one thread (the shards are the parallelism).  Allocates here
+ * only: a step allocates nothing after the first (the arenas keep their high
+ * water). */
 void   step_pool_init(StepPool *p, Model *master, Tape *tape, int threads);
-void   step_pool_free(StepPool *p);   /* frees the replicas; not the master or its tape */
+void   step_pool_free(StepPool *p);   /* stops the workers, frees the replicas; not the master or its tape */
+
+/* Runs fn(ctx, i) for i = 0 … n−1 (n ≤ p->threads) at once, i on thread i (0 is
+ * the caller), and returns when all are done. */
+void   step_pool_run(StepPool *p, int n, void (*fn)(void *ctx, int i), void *ctx);
 
 /* step_gradients over the pool: min(threads, b->batch) shards as described above,
  * gradients reduced into the master's.  One shard is exactly step_gradients on the
