@@ -3,8 +3,12 @@
  *
  * The runs deliberately differ in what must not matter: where the arena puts
  * the buffers, and what the arena memory held before, so an op that depends on
- * either (reads memory it never wrote, say) shows up. */
+ * either (reads memory it never wrote, say) shows up.  The same for a model
+ * trained with data-parallel steps over 2 threads (train/step.h): its shards'
+ * arenas too are grown from too small or poisoned first. */
 #include "attnlab/autodiff/ops.h"
+#include "attnlab/train/config.h"
+#include "attnlab/train/step.h"
 #include "attnlab/util/error.h"
 #include "check.h"
 
@@ -97,6 +101,84 @@ static int same(const Run *x, const Run *y) {
            !memcmp(x->grads, y->grads, sizeof x->grads);
 }
 
+/* ---- data-parallel: a transformer with dropout, 2 threads -------------------------- */
+
+enum { DP_B = 7, DP_T = 10, DP_STEPS = 5 };
+
+typedef struct DpRun {
+    float *state;           /* values, gradients, Adam moments after the last step */
+    size_t bytes;           /* of state */
+    double losses[DP_STEPS];
+    Rng rng;                /* the dropout rng after the last step */
+} DpRun;
+
+/* arena_bytes for every shard's arena (too small: grown in the first step); poison:
+ * fill them with 0xff first. */
+static DpRun dp_train(size_t arena_bytes, int poison) {
+    Config cfg;
+    cfg_defaults(&cfg);
+    cfg.model.d_model = 16;
+    cfg.model.n_layers = 2;
+    cfg.model.n_heads = 2;
+    cfg.model.dropout = 0.2f;
+    cfg.model.attention.causal = 1;
+    Model *m = model_create(&cfg.model, V, V, DP_T, 5);
+    Arena arena;
+    arena_init(&arena, arena_bytes);
+    Tape tape;
+    tape_init(&tape, &arena);
+    tape.rng = rng_stream(6, 6);
+    StepPool pool;
+    step_pool_init(&pool, m, &tape, 2);
+    for (int s = 0; poison && s < pool.threads; s++) {
+        Arena *a = s ? &pool.shard[s].arena : &arena;
+        memset(arena_alloc(a, a->cap), 0xff, a->cap);
+        arena_reset(a);
+    }
+    if (!poison && arena_bytes < 8000) {   /* the replica's arena small too */
+        arena_free(&pool.shard[1].arena);
+        arena_init(&pool.shard[1].arena, arena_bytes);
+    }
+    Batch b;
+    batch_alloc(&b, DP_B, DP_T);
+    Rng data = rng_stream(8, 8);
+    DpRun r;
+    for (int s = 0; s < DP_STEPS; s++) {
+        for (int i = 0; i < DP_B * DP_T; i++) {
+            b.tokens[i] = (int)rng_below(&data, V);
+            b.targets[i] = rng_below(&data, 3) == 0 ? -1 : (int)rng_below(&data, V);
+        }
+        double norm;
+        r.losses[s] = step_gradients_pool(&pool, &b, NULL, &norm);
+        step_update(m, &cfg.train, 1e-2f, s + 1, norm, NULL);
+    }
+    r.bytes = (size_t)m->params.total * 4 * sizeof(float);
+    r.state = malloc(r.bytes);
+    memcpy(r.state, m->params.block, r.bytes);
+    r.rng = tape.rng;
+    if (!poison && arena_bytes < 8000)
+        CHECK(arena.n_mallocs > 1 && pool.shard[1].arena.n_mallocs > 1, "the small arenas grew");
+    batch_free(&b);
+    step_pool_free(&pool);
+    tape_free(&tape);
+    arena_free(&arena);
+    model_free(m);
+    return r;
+}
+
+static void check_data_parallel(void) {
+    DpRun a = dp_train(1 << 20, 0), b = dp_train(3000, 0), c = dp_train(1 << 20, 1);
+    const size_t bytes = a.bytes;
+    CHECK(!memcmp(a.losses, b.losses, sizeof a.losses) && !memcmp(a.state, b.state, bytes) &&
+          !memcmp(&a.rng, &b.rng, sizeof a.rng), "2 threads: runs a and b (other arena layout) differ");
+    CHECK(!memcmp(a.losses, c.losses, sizeof a.losses) && !memcmp(a.state, c.state, bytes) &&
+          !memcmp(&a.rng, &c.rng, sizeof a.rng), "2 threads: runs a and c (poisoned arenas) differ");
+    CHECK(isfinite(a.losses[0]) && a.losses[0] > 0, "2 threads: loss %g", a.losses[0]);
+    free(a.state);
+    free(b.state);
+    free(c.state);
+}
+
 int main(void) {
     static Run a, b, c, d;
 
@@ -141,5 +223,6 @@ int main(void) {
     arena_free(&arena_a);
     arena_free(&arena_b);
     arena_free(&arena_c);
+    check_data_parallel();
     return check_exit("test_determinism");
 }

@@ -259,6 +259,9 @@ Tensor *ad_dropout(Tape *t, Tensor *x, float p) {
     uint8_t *keep = tape_scratch(t, (size_t)n);
     /* Drop when a 53-bit uniform u = bits·2⁻⁵³ is below p (rng_uniform's convention). */
     uint64_t key = rng_u64(&t->rng), thr = (uint64_t)ldexp((double)p, 53);
+    /* A shard of a batch (t->batch_row0 rows in; x is (rows, …)) continues the whole
+     * batch's mask: splitmix64_at(key + k·γ, i) = splitmix64_at(key, i + k). */
+    if (t->batch_row0) key += (uint64_t)t->batch_row0 * (uint64_t)(n / x->shape[0]) * 0x9E3779B97F4A7C15ull;
     for (long i = 0; i < n; i++) keep[i] = (splitmix64_at(key, (uint64_t)i) >> 11) >= thr;
     float scale = 1.0f / (1.0f - p);
     int needs_grad = tape_needs_grad(t, x, NULL, NULL);

@@ -90,7 +90,8 @@ static void usage(FILE *f) {
         "safetensors metadata record the attnlab version and commit that wrote them.\n"
         "Progress: one live line on a terminal; otherwise (a log file, Slurm, nohup) a line\n"
         "per evaluation and one at least every 60 s with step/total, steps/s and ETA.\n"
-        "Environment: ATTNLAB_THREADS sets the BLAS threads when the config says 0 (default 1);\n"
+        "Environment: ATTNLAB_THREADS sets the threads (data-parallel shards of each batch) when\n"
+        "train.threads is 0 (default: the number of cores);\n"
         "ATTNLAB_PROGRESS_INTERVAL_S sets those 60 s.\n");
 }
 

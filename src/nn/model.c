@@ -63,7 +63,10 @@ static void fill_sinusoid(Model *m) {
 /* Upper bound on the parameter tensors a config declares (the store never moves). */
 static int param_capacity(const CfgModel *cfg) { return 16 + 16 * cfg->n_layers; }
 
-Model *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max_len, uint64_t seed) {
+/* Declares every parameter of cfg; then either a block of its own, initialised from
+ * seed, or (master not NULL) a replica's store over the master's values. */
+static Model *model_build(const CfgModel *cfg, int vocab_size, int n_classes, int max_len, uint64_t seed,
+                          const Model *master) {
     Model *m = al_calloc(1, sizeof *m);
     m->cfg = *cfg;
     m->vocab_size = vocab_size;
@@ -81,9 +84,26 @@ Model *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max_
         transformer_declare(m);
     }
     model_decl_linear(m, &m->head, n_classes, d, "head", 0);
-    params_finalize(&m->params);
-    model_init_params(m, seed);
+    if (master) {
+        params_finalize_replica(&m->params, &master->params);
+        m->sparse_block = master->sparse_block;
+        m->anna = master->anna;
+    } else {
+        params_finalize(&m->params);
+        model_init_params(m, seed);
+    }
     return m;
+}
+
+Model *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max_len, uint64_t seed) {
+    return model_build(cfg, vocab_size, n_classes, max_len, seed, NULL);
+}
+
+/* Declaring the same parameters again (rather than copying the master's struct and
+ * rebasing its Tensor pointers) keeps every field of Model right by construction,
+ * including fields added later. */
+Model *model_replica_create(const Model *master) {
+    return model_build(&master->cfg, master->vocab_size, master->n_classes, master->max_len, 0, master);
 }
 
 /* ---- initialisation ---------------------------------------------------------------- */

@@ -38,6 +38,21 @@ void params_finalize(ParamStore *ps) {
     }
 }
 
+void params_finalize_replica(ParamStore *ps, const ParamStore *master) {
+    AL_ASSERT(!ps->block && ps->n == master->n && ps->total == master->total);
+    for (int i = 0; i < ps->n; i++)
+        AL_ASSERT(ps->p[i].offset == master->p[i].offset && ps->p[i].t.n == master->p[i].t.n &&
+                  !strcmp(ps->p[i].name, master->p[i].name));
+    ps->block = al_calloc((size_t)ps->total, sizeof(float));
+    ps->data = master->data;
+    ps->grad = ps->block;
+    ps->m = ps->v = NULL;
+    for (int i = 0; i < ps->n; i++) {
+        ps->p[i].t.data = ps->data + ps->p[i].offset;
+        ps->p[i].t.grad = ps->grad + ps->p[i].offset;
+    }
+}
+
 void params_zero_grad(ParamStore *ps) { memset(ps->grad, 0, (size_t)ps->total * sizeof(float)); }
 
 const Param *params_find(const ParamStore *ps, const char *name) {

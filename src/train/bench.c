@@ -5,13 +5,21 @@
  *            no positions, vocab 37, 2 classes, N 32, batch 32
  *   causal   2 layers, 4 heads, d 128, MLP 4d, dot scores, causal, learned positions,
  *            vocab 16, 16 classes, N 100, batch 32
- * Each is timed with 1 and 2 BLAS threads; rounds alternate models and thread
- * counts so a burst of load from another process hits all alike, and the median
- * round is reported.  Output lines starting with "RESULT" are for bench/run. */
+ * Each is timed in three settings (a step = train/step.h's step_gradients_pool and
+ * an Adam step, as the trainer does it):
+ *   threads=1      one shard, one BLAS thread            (train.threads 1)
+ *   threads=2      two data-parallel shards of 16 rows,  (train.threads 2)
+ *                  one BLAS thread each
+ *   threads=blas2  one shard, two BLAS threads           (what train.threads 2 meant
+ *                                                         before data parallelism)
+ * Rounds alternate models and settings so a burst of load from another process
+ * hits all alike, and the median round is reported.  Output lines starting with
+ * "RESULT" are for bench/run. */
 #include "attnlab/train/bench.h"
 #include "attnlab/nn/model.h"
 #include "attnlab/train/optim.h"
 #include "attnlab/train/progress.h"
+#include "attnlab/train/step.h"
 #include "attnlab/train/trainer.h"
 
 #include <cblas.h>
@@ -25,6 +33,7 @@ typedef struct BenchModel {
     int vocab, n_classes, T;
     Model *model;
     int *tokens, *targets;
+    Batch batch;              /* over tokens and targets */
 } BenchModel;
 
 static void setup_model(BenchModel *b, const char *name, int layers, int heads, int d, CfgScore score,
@@ -53,22 +62,27 @@ static void setup_model(BenchModel *b, const char *name, int layers, int heads, 
         b->tokens[i] = (int)rng_below(&r, (uint32_t)vocab);
         b->targets[i] = (int)rng_below(&r, (uint32_t)n_classes);
     }
+    b->batch = (Batch){ b->cfg.train.batch_size, T, b->tokens, b->targets };
 }
 
-static void one_step(BenchModel *b, Tape *t, long step) {
-    tape_reset(t);
-    params_zero_grad(&b->model->params);
-    Tensor *logits = model_forward(b->model, t, b->tokens, b->cfg.train.batch_size, b->T);
-    tape_backward(t, ad_cross_entropy(t, logits, b->targets));
+static void one_step(BenchModel *b, StepPool *p, long step) {
+    double norm;
+    step_gradients_pool(p, &b->batch, NULL, &norm);
     optim_adam_step(&b->model->params, &b->cfg.train, b->cfg.train.lr, step);
 }
 
-/* Mean ms per step over `steps` steps (after a short warm-up). */
-static double time_steps(BenchModel *b, Tape *t, int steps) {
-    for (int i = 0; i < 3; i++) one_step(b, t, i + 1);
+/* Mean ms per step over `steps` steps (after a short warm-up) with `shards`
+ * data-parallel shards of one BLAS thread each, or one shard on blas_threads. */
+static double time_steps(BenchModel *b, Tape *t, int shards, int blas_threads, int steps) {
+    StepPool p;
+    step_pool_init(&p, b->model, t, shards);
+    openblas_set_num_threads(blas_threads);
+    for (int i = 0; i < 3; i++) one_step(b, &p, i + 1);
     double t0 = progress_now();
-    for (int i = 0; i < steps; i++) one_step(b, t, i + 4);
-    return 1000.0 * (progress_now() - t0) / steps;
+    for (int i = 0; i < steps; i++) one_step(b, &p, i + 4);
+    double ms = 1000.0 * (progress_now() - t0) / steps;
+    step_pool_free(&p);
+    return ms;
 }
 
 static double sgemm_gflops(int n, int reps) {
@@ -108,14 +122,21 @@ int bench_main(int argc, char **argv, AlError *err) {
     arena_init(&arena, 16u << 20);
     Tape tape;
     tape_init(&tape, &arena);
-    double ms[2][2][MAX_ROUNDS], gemm[2][MAX_ROUNDS];
-    printf("attnlab bench: %d rounds; each round times sgemm 1024^3, then both models, with 1 and 2 BLAS threads\n", rounds);
+    /* The settings: label, shards, BLAS threads, and which sgemm is "the same threads". */
+    enum { N_SET = 3 };
+    static const struct { const char *label; int shards, blas; } SET[N_SET] = {
+        { "1", 1, 1 }, { "2", 2, 1 }, { "blas2", 1, 2 } };
+    double ms[2][N_SET][MAX_ROUNDS], gemm[2][MAX_ROUNDS];
+    printf("attnlab bench: %d rounds; each round times sgemm 1024^3 with 1 and 2 BLAS threads, then both models "
+           "with 1 thread, 2 data-parallel threads, and 1 shard on 2 BLAS threads\n", rounds);
     for (int r = 0; r < rounds; r++) {
         for (int th = 0; th < 2; th++) {
             openblas_set_num_threads(th + 1);
             gemm[th][r] = sgemm_gflops(1024, 4);
-            for (int k = 0; k < 2; k++) ms[k][th][r] = time_steps(&models[k], &tape, steps[k]);
         }
+        for (int set = 0; set < N_SET; set++)
+            for (int k = 0; k < 2; k++)
+                ms[k][set][r] = time_steps(&models[k], &tape, SET[set].shards, SET[set].blas, steps[k]);
     }
     /* The reference is the single-thread sgemm: a second thread nearly doubles a
      * 1024³ sgemm but not the small GEMMs of these models, so "share of the
@@ -123,19 +144,24 @@ int bench_main(int argc, char **argv, AlError *err) {
     for (int th = 0; th < 2; th++) qsort(gemm[th], (size_t)rounds, sizeof(double), cmp_double);
     double g1 = gemm[0][rounds / 2];
     printf("sgemm 1024^3: %.2f GFLOP/s with 1 thread, %.2f with 2 (medians)\n", g1, gemm[1][rounds / 2]);
-    printf("%-8s %-8s %10s %10s %22s\n", "model", "threads", "ms/step", "GFLOP/s", "% of 1-thread sgemm");
-    for (int th = 0; th < 2; th++) {
-        printf("RESULT sgemm1024 threads=%d gflops=%.2f\n", th + 1, gemm[th][rounds / 2]);
+    printf("%-8s %-8s %10s %10s %22s %10s\n", "model", "threads", "ms/step", "GFLOP/s", "% of 1-thread sgemm",
+           "speedup");
+    for (int th = 0; th < 2; th++) printf("RESULT sgemm1024 threads=%d gflops=%.2f\n", th + 1, gemm[th][rounds / 2]);
+    for (int k = 0; k < 2; k++)
+        for (int set = 0; set < N_SET; set++) qsort(ms[k][set], (size_t)rounds, sizeof(double), cmp_double);
+    for (int set = 0; set < N_SET; set++) {
+        /* The sgemm of as many threads as cores in use. */
+        double same = gemm[SET[set].shards * SET[set].blas - 1][rounds / 2];
         for (int k = 0; k < 2; k++) {
             BenchModel *b = &models[k];
-            qsort(ms[k][th], (size_t)rounds, sizeof(double), cmp_double);
-            double m = ms[k][th][rounds / 2];
+            double m = ms[k][set][rounds / 2];
             /* Training step ≈ 3× the forward matmul FLOPs (forward + two backward GEMMs). */
             double flops = 3.0 * model_flops_per_seq(b->model, b->T) * b->cfg.train.batch_size;
             double gf = flops / (m * 1e-3) / 1e9;
-            printf("%-8s %-8d %10.3f %10.2f %21.1f%%\n", b->name, th + 1, m, gf, 100 * gf / g1);
-            printf("RESULT attnlab %s threads=%d ms=%.4f gflops=%.2f sgemm=%.2f sgemm1=%.2f\n", b->name, th + 1,
-                   m, gf, gemm[th][rounds / 2], g1);
+            printf("%-8s %-8s %10.3f %10.2f %21.1f%% %9.2fx\n", b->name, SET[set].label, m, gf, 100 * gf / g1,
+                   ms[k][0][rounds / 2] / m);
+            printf("RESULT attnlab %s threads=%s ms=%.4f gflops=%.2f sgemm=%.2f sgemm1=%.2f\n", b->name,
+                   SET[set].label, m, gf, same, g1);
         }
     }
     for (int k = 0; k < 2; k++) {

@@ -522,10 +522,9 @@ int bench_attention_run(const BenchAttentionOptions *opt, AlError *err) {
         return al_fail(err, 2, "bench attention: --max-n must be a power of two in %d..%d (got %d)", MIN_N,
                        LIMIT_MAX_N, max_n);
     if (al_mkdir_p(dir, err)) return err->code;
-    /* One thread, whatever the caller had: exact softmax is all sgemm and would
-     * gain from more threads where the others gain little (ATTNLAB_THREADS still
-     * overrides, as everywhere). */
-    train_set_threads(0);
+    /* One BLAS thread, whatever the caller had: exact softmax is all sgemm and would
+     * gain from more threads where the others gain little. */
+    openblas_set_num_threads(1);
     Lsh lsh[2];
     if (lsh_init(&lsh[LSH_HYPERPLANE], LSH_HYPERPLANE, D, ANNA_TABLES, HP_FUNCS, LSH_SEED, err) ||
         lsh_init(&lsh[LSH_CROSSPOLYTOPE], LSH_CROSSPOLYTOPE, D, ANNA_TABLES, CP_FUNCS, LSH_SEED, err)) {

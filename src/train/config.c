@@ -260,7 +260,8 @@ static const CfgKey cfg_keys[] = {
     { "train.grad_clip", CFG_FLOAT, AT(train.grad_clip), GE(0), .def = 0,
       .doc = "max global gradient norm; 0 = off" },
     { "train.threads", CFG_INT, AT(train.threads), IN(0, 64), .def = 0,
-      .doc = "BLAS threads; 0 = auto (1, or $ATTNLAB_THREADS)" },
+      .doc = "data-parallel threads (shards of each batch, one core each); 0 = $ATTNLAB_THREADS, else the "
+              "number of cores" },
     { "train.on_nonfinite", CFG_ENUM, AT(train.on_nonfinite), .names = cfg_nonfinite_names,
       .def = NONFINITE_STOP,
       .doc = "a step whose loss or gradient norm is NaN/inf: stop (the last checkpoint stays good), or skip its "

@@ -69,14 +69,17 @@ static void signals_defer(int defer, sigset_t *old) {
     sigprocmask(defer ? SIG_BLOCK : SIG_SETMASK, defer ? &set : old, defer ? old : NULL);
 }
 
+static long online_cores(void) { return sysconf(_SC_NPROCESSORS_ONLN); }
+
 int train_set_threads(int cfg_threads) {
     int n = cfg_threads;
     if (n <= 0) {
         const char *env = getenv("ATTNLAB_THREADS");
-        n = env ? atoi(env) : 1;
+        long cores = online_cores();
+        n = env ? atoi(env) : cores > 64 ? 64 : (int)cores;
         if (n <= 0) n = 1;
     }
-    openblas_set_num_threads(n);
+    openblas_set_num_threads(1);
     return n;
 }
 
@@ -84,7 +87,7 @@ int train_set_threads(int cfg_threads) {
  * threads on 2 cores once deadlocked under a memory limit.  Checked before the run
  * folder is touched; ATTNLAB_THREADS (used when train.threads is 0) likewise. */
 static int check_threads(const Config *cfg, const TrainOptions *opt, AlError *err) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = online_cores();
     const char *env = getenv("ATTNLAB_THREADS");
     if (cores <= 0) return 0;
     const char *set = NULL;   /* blame the last --set of the key, as the config loader does */
@@ -95,7 +98,7 @@ static int check_threads(const Config *cfg, const TrainOptions *opt, AlError *er
     else snprintf(source, sizeof source, "%s", opt->config_path);
     if (cfg->train.threads > cores)
         return al_fail(err, 2, "%s: train.threads: %d threads, but this machine has %ld core%s; use at most %ld "
-                       "(0: ATTNLAB_THREADS or 1)", source, cfg->train.threads, cores, cores == 1 ? "" : "s", cores);
+                       "(0: ATTNLAB_THREADS or the number of cores)", source, cfg->train.threads, cores, cores == 1 ? "" : "s", cores);
     if (cfg->train.threads <= 0 && env && atol(env) > cores)
         return al_fail(err, 2, "ATTNLAB_THREADS=%s: more threads than the %ld core%s of this machine", env, cores,
                        cores == 1 ? "" : "s");
@@ -140,6 +143,7 @@ typedef struct Run {
     Model *model;
     Arena arena;
     Tape tape;
+    StepPool pool;         /* train.threads data-parallel shards; shard 0 is model and tape */
     Sampler sampler;
     Batch batch;
     TrainState st;
@@ -198,9 +202,9 @@ static int write_metrics(Run *r, float lr, double train_loss) {
 
 static void do_eval(Run *r, float lr) {
     double train_loss = r->st.loss_count ? r->st.loss_sum / r->st.loss_count : 0;
-    r->last_eval = evaluate(r->model, &r->tape, &r->data.test, r->cfg.train.batch_size, r->data.gen.n_groups);
+    r->last_eval = evaluate_pool(&r->pool, &r->data.test, r->cfg.train.batch_size, r->data.gen.n_groups);
     if (r->data.gen.extract_answer)
-        r->last_eval.answer_acc = evaluate_answers(r->model, &r->data.test, &r->data.gen, r->cfg.train.batch_size);
+        r->last_eval.answer_acc = evaluate_answers_pool(&r->pool, &r->data.test, &r->data.gen, r->cfg.train.batch_size);
     r->have_eval = 1;
     double err = 1 - r->last_eval.token_acc;
     if (err <= TARGET_ERROR && r->st.target_step < 0) {
@@ -292,7 +296,11 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     }
     if (r->cfg.train.on_nonfinite == NONFINITE_SKIP)
         cJSON_AddNumberToObject(j, "skipped_steps", (double)r->st.skipped_steps);
-    cJSON_AddNumberToObject(j, "blas_threads", r->threads);
+    /* threads: the data-parallel shards (cores used), each on one BLAS thread.  Up to
+     * 0.4.0 train.threads set the BLAS threads and was written as "blas_threads";
+     * from 0.5.0 that key says what it still names, the BLAS threads (of a shard: 1). */
+    cJSON_AddNumberToObject(j, "threads", r->threads);
+    cJSON_AddNumberToObject(j, "blas_threads", 1);
     cJSON_AddNumberToObject(j, "peak_rss_mb", peak_rss_kb() / 1024.0);
     attnlab_add_provenance(j);
     char *text = cJSON_Print(j), path[CFG_PATH_MAX + 32];
@@ -321,6 +329,7 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     arena_init(&r->arena, 8u << 20);
     tape_init(&r->tape, &r->arena);
     r->tape.rng = rng_stream(r->cfg.seed, 0x64726f70 /* "drop" */);
+    step_pool_init(&r->pool, r->model, &r->tape, r->threads);
     if (!r->data.streaming) sampler_init(&r->sampler, r->data.train.n, rng_stream(r->cfg.seed, 0x73616d70 /* "samp" */));
     r->st.data_rng = rng_stream(r->cfg.seed, 0x73747265616d /* "stream" */);
     batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.streaming ? r->data.gen.max_len : r->data.train.seq_len);
@@ -392,7 +401,7 @@ static int nonfinite_step(Run *r, double loss, double norm, AlError *err) {
 static int train_step(Run *r, float *lr_out, AlError *err) {
     float lr = optim_lr(&r->cfg.train, (int)r->st.step);
     step_next_batch(&r->data, &r->sampler, &r->st.data_rng, &r->batch);
-    double norm, loss = step_gradients(r->model, &r->tape, &r->batch, NULL, &norm);
+    double norm, loss = step_gradients_pool(&r->pool, &r->batch, NULL, &norm);
     if (testhook_nan_step(r->st.step + 1)) loss = NAN;
     *lr_out = lr;
     if (!isfinite(loss) || !isfinite(norm)) return nonfinite_step(r, loss, norm, err);
@@ -413,8 +422,8 @@ static int loop(Run *r, AlError *err) {
     int stopped_early = 0;
     float lr = optim_lr(tc, (int)r->st.step);
     progress_line(&r->progress, "%s", r->data.summary);
-    progress_line(&r->progress, "model: %ld parameters, %d BLAS thread%s; run folder %s",
-                  r->model->params.total, r->threads, r->threads == 1 ? "" : "s", r->dir);
+    progress_line(&r->progress, "model: %ld parameters, %d thread%s (data-parallel shards of each batch); run "
+                  "folder %s", r->model->params.total, r->threads, r->threads == 1 ? "" : "s", r->dir);
     while (r->st.step < tc->steps && !g_signal) {
         double s0 = progress_now();
         if (train_step(r, &lr, err)) return err->code;
@@ -467,6 +476,7 @@ static void teardown(Run *r) {
     batch_free(&r->batch);
     sampler_free(&r->sampler);
     if (r->model) {
+        step_pool_free(&r->pool);
         tape_free(&r->tape);
         arena_free(&r->arena);
         model_free(r->model);

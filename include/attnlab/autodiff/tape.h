@@ -89,6 +89,11 @@ typedef struct Tape {
     int        grad_enabled;  /* 0: ops record nothing and give outputs no grad (evaluation) */
     int        training;      /* 1: dropout active */
     Rng        rng;           /* dropout masks; part of the training state a checkpoint saves */
+    /* Data-parallel shards (train/step.h): the index, in the whole batch, of this
+     * tape's first row (0 otherwise).  Dropout draws the same key as the whole
+     * batch's tape would and takes that batch's mask at this offset, so the masks
+     * do not depend on how the batch is split. */
+    long       batch_row0;
     /* Test-only fault injection: when fault_op >= 0, the backward of entries of that
      * kind sees its output gradient scaled by fault_scale, so a gradient check can
      * prove it catches a wrong backward.  Never set outside tests. */

@@ -76,6 +76,19 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
 double  model_flops_per_seq(const Model *m, int T);
 void    model_free(Model *m);
 
+/* ---- data-parallel replicas (train/step.h) ---------------------------------------- */
+
+/* A replica of master for one data-parallel shard: the same config and parameters
+ * (names, shapes, order), whose tensors read the master's values in place (shared,
+ * never written through the replica) and accumulate gradients into a block of the
+ * replica's own (params.grad; no Adam moments).  So shards run forward and backward
+ * concurrently on one set of weights, each into its own gradients, and the caller
+ * reduces them into master->params.grad.  m->anna is copied at creation (a caller
+ * that sets the master's later sets the replica's too).  Valid while the master
+ * lives; its values must not change while a replica's forward or backward runs.
+ * Freed by model_free. */
+Model  *model_replica_create(const Model *master);
+
 /* ---- memory, before anything is allocated ---------------------------------------- */
 
 /* Parameters model_create would declare (exact). */

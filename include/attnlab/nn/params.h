@@ -33,6 +33,12 @@ void    params_init(ParamStore *ps, int capacity);
 /* Declares a parameter; returns its tensor (valid after params_finalize). */
 Tensor *params_add(ParamStore *ps, const char *name, int ndim, const int *shape, int decay);
 void    params_finalize(ParamStore *ps);      /* allocates the block, zeroed */
+/* Instead of params_finalize, for a data-parallel replica (model_replica_create):
+ * ps declared the same parameters as `master` (same names, shapes, order).  Its
+ * tensors read the master's values (ps->data = master->data, shared; the replica
+ * never writes them) and accumulate into a gradient block of its own (total floats,
+ * zeroed; ps->block).  No Adam moments: ps->m = ps->v = NULL. */
+void    params_finalize_replica(ParamStore *ps, const ParamStore *master);
 void    params_zero_grad(ParamStore *ps);
 const Param *params_find(const ParamStore *ps, const char *name);
 void    params_free(ParamStore *ps);

@@ -87,7 +87,7 @@ typedef struct CfgTrain {
     float min_lr;            /* floor of the decayed schedules */
     int batch_size, steps;
     float grad_clip;         /* max global grad norm; 0 = off */
-    int threads;             /* BLAS threads: 0 = auto (1, or $ATTNLAB_THREADS) */
+    int threads;             /* data-parallel shards per step (train/step.h): 0 = $ATTNLAB_THREADS, else cores */
     CfgNonfinite on_nonfinite; /* "stop": end the run there; "skip": drop that step's update */
 } CfgTrain;
 

@@ -5,6 +5,7 @@
 #include "attnlab/data/dataset.h"
 #include "attnlab/data/taskgen.h"
 #include "attnlab/nn/model.h"
+#include "attnlab/train/step.h"
 
 #define EVAL_MAX_GROUPS 16
 
@@ -36,5 +37,14 @@ EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_g
  * cache and counts the rows whose final answer, located by g->extract_answer in
  * the generated text, equals the reference answer.  Returns the fraction right. */
 double evaluate_answers(Model *m, const Dataset *d, const TaskGen *g, int batch_size);
+
+/* The same two over a data-parallel pool (train/step.h): each thread takes whole
+ * batches (batch k on thread k mod S) with its own tape, model and decoder, so every
+ * batch is computed exactly as above; counts are integers and the batches' losses
+ * are added in batch order, so the results equal evaluate()'s and
+ * evaluate_answers()'s bit for bit, for any thread count.  Each thread holds one
+ * evaluation batch at a time (S batches at once in all). */
+EvalResult evaluate_pool(StepPool *p, const Dataset *d, int batch_size, int n_groups);
+double     evaluate_answers_pool(StepPool *p, const Dataset *d, const TaskGen *g, int batch_size);
 
 #endif

@@ -21,7 +21,9 @@ int train_run(const TrainOptions *opt, AlError *err);
  * them as JSONL to out_dir (default data/<task.type>).  Same exit codes. */
 int train_write_data(const TrainOptions *opt, AlError *err);
 
-/* BLAS threads: cfg value if > 0, else $ATTNLAB_THREADS, else 1.  Returns the count. */
+/* The data-parallel threads of a run (train/step.h): cfg value if > 0, else
+ * $ATTNLAB_THREADS, else the number of online cores (at most 64).  Sets OpenBLAS to
+ * one thread: each shard runs its own GEMMs.  Returns the count. */
 int train_set_threads(int cfg_threads);
 
 #endif
