@@ -1,4 +1,6 @@
-/* grad_attention.c — gradient checks of the fused attention op.
+/* grad_attention.c — gradient checks of the fused attention ops: ad_attention on
+ * split heads with a mask, and ad_attention_heads on heads read in place (causal or
+ * not; dot scores, or unit-norm scores through ad_l2norm on (…, D) rows).
  *
  * Tolerance: eps 2⁻⁶, atol 5e-5, rtol 1e-3.  |o| ≤ max|v| = 1.5, so ulp(o) ≤
  * 1.2e-7; perturbing one q element moves Dv outputs, one k or v element up to
@@ -79,6 +81,66 @@ static int attention_cases(int *n_cases) {
     return failed;
 }
 
+/* ---- ad_attention_heads ----------------------------------------------------------- */
+
+typedef struct HeadsCase {
+    int B, H, Tq, Tk, D, Dv;
+    int causal, unit_norm;
+    uint64_t seed;
+} HeadsCase;
+
+/* x (B, T, H·D) with each head's D-slice of each row scaled to unit norm. */
+static Tensor *unit_norm_heads(Tape *t, Tensor *x, int D) {
+    Tensor *rows = ad_reshape(t, x, 2, (const int[]){ (int)(x->n / D), D });
+    return ad_reshape(t, ad_l2norm(t, rows, 1e-12f), 3, x->shape);
+}
+
+/* Unit-norm cases: l2norm's tolerance (grad_norm.c), eps 2⁻⁹, atol 1e-4, rtol 1e-3.
+ * x/‖x‖ curves like 1/‖x‖³ and β = 2.5 scales the scores: at eps 2⁻⁶ the truncation
+ * error on rows of small norm (D = 3 in ±1.5) reached 4e-2.  At 2⁻⁹ the worst
+ * observed is 6.7e-4 absolute, on gradients large enough (≥ 0.57) for rtol. */
+static const GcTol UNIT_TOL = { 0x1p-9f, 1e-4f, 1e-3f };
+
+static Tensor *build_heads(Tape *t, Tensor **x, void *ctx) {
+    const HeadsCase *c = ctx;
+    if (!c->unit_norm) return ad_attention_heads(t, x[0], x[1], x[2], c->H, c->causal, 1.0f / sqrtf((float)c->D));
+    return ad_attention_heads(t, unit_norm_heads(t, x[0], c->D), unit_norm_heads(t, x[1], c->D), x[2], c->H,
+                              c->causal, 2.5f);
+}
+
+static int heads_cases(int *n_cases) {
+    static const HeadsCase cases[] = {
+        { 1, 1, 4, 4, 3, 3, 0, 0, 21 },
+        { 1, 1, 4, 4, 3, 3, 1, 0, 22 },
+        { 2, 2, 5, 5, 3, 2, 1, 0, 23 },    /* B > 1, H > 1, Dv ≠ D, D not a power of two */
+        { 2, 2, 5, 5, 3, 3, 0, 1, 24 },    /* unit-norm scores */
+        { 2, 2, 5, 5, 3, 3, 1, 1, 25 },
+        { 1, 3, 3, 6, 4, 4, 0, 0, 26 },    /* Tq < Tk */
+        { 1, 3, 3, 6, 4, 4, 1, 1, 27 },
+        { 2, 1, 6, 4, 2, 2, 1, 0, 28 },    /* Tq > Tk: rows past Tk see every key */
+        { 1, 2, 37, 37, 3, 2, 1, 0, 29 },  /* two row blocks, the last one partial */
+        { 1, 2, 37, 37, 3, 3, 0, 1, 30 },
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const HeadsCase *c = &cases[i];
+        Tensor *x[3] = {
+            gc_leaf(3, (const int[]){ c->B, c->Tq, c->H * c->D }, c->seed, -1.5f, 1.5f),
+            gc_leaf(3, (const int[]){ c->B, c->Tk, c->H * c->D }, c->seed + 100, -1.5f, 1.5f),
+            gc_leaf(3, (const int[]){ c->B, c->Tk, c->H * c->Dv }, c->seed + 200, -1.5f, 1.5f),
+        };
+        char label[96];
+        snprintf(label, sizeof label, "attention_heads B%d H%d Tq%d Tk%d D%d Dv%d %s %s", c->B, c->H, c->Tq,
+                 c->Tk, c->D, c->Dv, c->causal ? "causal" : "bidir", c->unit_norm ? "unit-norm" : "dot");
+        failed += grad_case(label, OP_ATTENTION_HEADS, build_heads, (void *)c, x, 3,
+                            c->unit_norm ? UNIT_TOL : ATTN_TOL, 1);
+        (*n_cases)++;
+        for (int l = 0; l < 3; l++) gc_leaf_free(x[l]);
+    }
+    return failed;
+}
+
 int grad_cases_attention(OpKind op, int *n_cases) {
-    return op == OP_ATTENTION ? attention_cases(n_cases) : 0;
+    if (op == OP_ATTENTION) return attention_cases(n_cases);
+    return op == OP_ATTENTION_HEADS ? heads_cases(n_cases) : 0;
 }

@@ -3,7 +3,9 @@
  * For each causal architecture (softmax dot / unit_norm, sparse, linear attention,
  * LSTM): the decoder's logits at every position equal model_forward's at that
  * position, and greedy generation with the decoder gives the same tokens as naive
- * greedy generation that re-runs model_forward on the whole prefix each step. */
+ * greedy generation that re-runs model_forward on the whole prefix each step.
+ * Softmax attention also at 40 positions: training's fused kernel works in blocks
+ * of 32 query rows, so that length spans a full and a partial block. */
 #include "check.h"
 #include "attnlab/nn/decode.h"
 
@@ -11,9 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { B = 3, T = 14, V = 9 };
+enum { B = 3, T_MAX = 40, V = 9 };
 
-typedef struct Case { const char *label; CfgModelType type; CfgAttentionType attn; CfgScore score; CfgPositional pos; } Case;
+typedef struct Case {
+    const char *label;
+    CfgModelType type;
+    CfgAttentionType attn;
+    CfgScore score;
+    CfgPositional pos;
+    int T;   /* sequence length (the model's max_len) */
+} Case;
 
 static Model *make(const Case *k) {
     Config c;
@@ -29,10 +38,11 @@ static Model *make(const Case *k) {
     m.attention.beta = 3.0f;
     m.attention.causal = 1;
     m.attention.block = 4;     /* sparse: T = 14 spans several blocks */
-    return model_create(&m, V, V, T, 11);
+    return model_create(&m, V, V, k->T, 11);
 }
 
 static void check_logits(const Case *k, Model *m, const int *tokens) {
+    const int T = m->max_len;
     Arena a;
     arena_init(&a, 1 << 20);
     Tape t;
@@ -62,6 +72,7 @@ static void check_logits(const Case *k, Model *m, const int *tokens) {
 
 /* Greedy by re-running the whole prefix each step (the definition). */
 static void naive_greedy(Model *m, int *row, int prompt, int eos, int *len) {
+    const int T = m->max_len;
     Arena a;
     arena_init(&a, 1 << 20);
     Tape t;
@@ -82,14 +93,14 @@ static void naive_greedy(Model *m, int *row, int prompt, int eos, int *len) {
 }
 
 static void check_greedy(const Case *k, Model *m, const int *tokens) {
-    const int prompt[B] = {3, 5, 1}, eos = 2;
-    int rows[B * T], len[B];
-    memcpy(rows, tokens, sizeof rows);
+    const int prompt[B] = {3, 5, 1}, eos = 2, T = m->max_len;
+    int rows[B * T_MAX], len[B];
+    memcpy(rows, tokens, (size_t)B * T * sizeof(int));
     Decoder *d = decoder_create(m, B);
     decoder_greedy(d, B, rows, prompt, eos, len);
     for (int b = 0; b < B; b++) {
-        int want[T], wlen;
-        memcpy(want, tokens + b * T, sizeof want);
+        int want[T_MAX], wlen;
+        memcpy(want, tokens + b * T, (size_t)T * sizeof(int));
         naive_greedy(m, want, prompt[b], eos, &wlen);
         CHECK(len[b] == wlen && !memcmp(want, rows + b * T, (size_t)wlen * sizeof(int)),
               "%s: row %d: greedy decoding differs from re-running the prefix (len %d vs %d)", k->label, b, len[b], wlen);
@@ -99,16 +110,18 @@ static void check_greedy(const Case *k, Model *m, const int *tokens) {
 
 int main(int argc, char **argv) {
     static const Case cases[] = {
-        { "softmax dot, learned positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED },
-        { "softmax unit_norm, sinusoidal", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL },
-        { "sparse dot, learned positions", MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, POS_LEARNED },
-        { "linear elu+1, learned positions", MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, POS_LEARNED },
-        { "lstm", MODEL_LSTM, ATTN_SOFTMAX, SCORE_DOT, POS_NONE },
+        { "softmax dot, learned positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, 14 },
+        { "softmax unit_norm, sinusoidal", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, 14 },
+        { "sparse dot, learned positions", MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, POS_LEARNED, 14 },
+        { "linear elu+1, learned positions", MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, POS_LEARNED, 14 },
+        { "lstm", MODEL_LSTM, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
+        { "softmax dot, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, T_MAX },
+        { "softmax unit_norm, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, T_MAX },
     };
     int only = argc > 1 ? atoi(argv[1]) : -1;   /* run one case (debugging) */
-    int tokens[B * T];
+    int tokens[B * T_MAX];
     Rng r = rng_stream(3, 3);
-    for (int i = 0; i < B * T; i++) tokens[i] = (int)rng_below(&r, V);
+    for (int i = 0; i < B * T_MAX; i++) tokens[i] = (int)rng_below(&r, V);
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         if (only >= 0 && i != only) continue;
         Model *m = make(&cases[i]);

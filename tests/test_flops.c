@@ -28,6 +28,10 @@ static double entry_flops(const TapeEntry *e, const Model *m) {
         double bh = (double)a->shape[0] * a->shape[1], tq = a->shape[2], tk = b->shape[2];
         return bh * tq * tk * (2.0 * a->shape[3] + 2.0 * v->shape[3]);
     }
+    case OP_ATTENTION_HEADS: {   /* q (B,Tq,H·D), k (B,Tk,H·D), v (B,Tk,H·Dv): the full Tq×Tk */
+        double tq = a->shape[1], tk = b->shape[1];
+        return a->shape[0] * tq * tk * (2.0 * a->shape[2] + 2.0 * v->shape[2]);
+    }
     case OP_LINEAR_ATTENTION: {
         double bh = (double)a->shape[0] * a->shape[1], T = a->shape[2], D = a->shape[3], Dv = v->shape[3];
         return bh * (4.0 * T * D * Dv + 2.0 * T * D);

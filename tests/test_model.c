@@ -74,7 +74,7 @@ static void run_case(const Case *k) {
           res.n_checked, res.max_abs_err);
     CHECK(res.n_checked == ps->total, "%s: checked %ld of %ld parameters", k->label, res.n_checked, ps->total);
     /* The check must see a wrong backward deep inside the model, too. */
-    static const OpKind MIXER[] = { [ATTN_SOFTMAX] = OP_ATTENTION, [ATTN_LINEAR] = OP_LINEAR_ATTENTION,
+    static const OpKind MIXER[] = { [ATTN_SOFTMAX] = OP_ATTENTION_HEADS, [ATTN_LINEAR] = OP_LINEAR_ATTENTION,
                                     [ATTN_SPARSE] = OP_SPARSE_ATTENTION };
     OpKind mixer = k->type == MODEL_LSTM ? OP_LSTM : MIXER[k->attn];
     CHECK(gradcheck_catches_fault(k->label, mixer, build, &c, leaves, ps->n, tol),

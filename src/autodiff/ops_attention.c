@@ -1,8 +1,37 @@
-/* ops_attention.c — fused scaled-dot-product attention and the causal mask.
+/* ops_attention.c — fused softmax attention, per (batch, head) and block of query
+ * rows, and the causal mask.
  *
- * Fusing matmul → scale → softmax → matmul skips the (B, H, Tq, Tk) score tensor
- * and its grad and records one tape entry instead of four; only the probabilities
- * P are kept for backward.  Every product is one cblas_sgemm per (batch, head). */
+ *   S = scale·Q·Kᵀ + mask,  P = softmax_rows(S),  O = P·V          per (b, h)
+ *
+ * Two entry points share one kernel (see ops.h for their contracts):
+ *   ad_attention_heads  q, k (B, T, H·D), v (B, T, H·Dv) → (B, Tq, H·Dv): the layout
+ *                       the projections produce and the output projection reads;
+ *                       causal or not.  The transformer's op.
+ *   ad_attention        q, k (B, H, T, D), v (B, H, T, Dv) → (B, H, Tq, Dv), any
+ *                       additive (Tq, Tk) mask.  The reference other ops are tested
+ *                       against.
+ * The layouts differ only in where head (b, h) starts and how far apart its rows
+ * are (H·D or D floats), so every product below is one cblas_sgemm reading the
+ * head in place through its leading dimension: no split or merge copies.
+ *
+ * Forward, per (b, h) and block of R query rows i0 … i0+r−1 (R = ATTN_ROWS):
+ *   P_blk = scale·Q_blk·K[0:n)ᵀ         sgemm into an R×Tk scratch (row stride n)
+ *   P_blk = softmax_rows(P_blk + mask)   max-subtracted, in place
+ *   O_blk = P_blk·V[0:n)                 sgemm, written in place into o
+ * n = Tk, or with `causal` (row i sees keys j ≤ i, PyTorch's top-left rule when
+ * Tq ≠ Tk) n = min(i0 + r, Tk): keys no row of the block sees are never scored.
+ *
+ * Backward recomputes P_blk with the same code (bit-identical to forward's), then
+ *   dV[0:n)  += P_blkᵀ·dO_blk
+ *   dS        = dO_blk·V[0:n)ᵀ, then per row dS = P∘(dS − Σ_j P∘dS)  (softmax backward)
+ *   dQ_blk   += scale·dS·K[0:n),   dK[0:n) += scale·dSᵀ·Q_blk
+ * Saved: two R×Tk scratch blocks (P and dS, allocated in forward: the entry has no
+ * tape to allocate from later) and a copy of the mask — never the probabilities.
+ * Storing P instead would skip one Q·Kᵀ GEMM and one softmax per block in backward:
+ * on the causal bench model (B 32, H 4, T 100, D 32) about 20% of the attention's
+ * instructions, 3% of the training step, for 3.4 MB per layer that grows as B·H·T².
+ * Recomputing keeps attention's memory linear in T (bench/README.md, "The
+ * attention part of a step", has the measurements). */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
@@ -11,6 +40,30 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+
+#define ATTN_ROWS 32   /* query rows per block */
+
+/* One call's geometry.  inner: (B, T, H·W) tensors, heads inside the rows;
+ * otherwise (B, H, T, W). */
+typedef struct AttnGeom {
+    int B, H, Tq, Tk, D, Dv;
+    int inner, causal;
+    const float *mask;   /* NULL or (Tq, Tk) additive */
+    float scale;
+} AttnGeom;
+
+/* Offset of head (b, h) in a tensor of T rows of head width W, and its row stride. */
+static long head_at(const AttnGeom *g, int T, int W, int b, int h) {
+    return g->inner ? (long)b * T * g->H * W + (long)h * W : ((long)b * g->H + h) * T * W;
+}
+
+static int row_stride(const AttnGeom *g, int W) { return g->inner ? g->H * W : W; }
+
+/* Keys the block of rows [i0, i1) needs: all, or with causal the first i1. */
+static int block_keys(const AttnGeom *g, int i1) { return g->causal && i1 < g->Tk ? i1 : g->Tk; }
+
+/* Keys row i sees among the block's n. */
+static int row_keys(const AttnGeom *g, int i, int n) { return g->causal && i + 1 < n ? i + 1 : n; }
 
 /* p = softmax(p + mask) over one row of n, in place; mask may be NULL.  A row that
  * is −inf everywhere becomes zeros (it attends to nothing) instead of NaN. */
@@ -27,83 +80,158 @@ static void softmax_row(float *p, const float *mask, int n) {
     for (int j = 0; j < n; j++) p[j] *= inv;
 }
 
+/* P (r × n, row stride n) = the probabilities of query rows i0 … i0+r−1 of one head
+ * over keys 0 … n−1; keys a row does not see get 0.  q, k: the head's first rows. */
+static void probs_block(const AttnGeom *g, const float *q, const float *k, int i0, int r, int n, float *P) {
+    int ld = row_stride(g, g->D);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, g->D, g->scale, q + (long)i0 * ld, ld, k, ld,
+                0.0f, P, n);
+    for (int i = 0; i < r; i++) {
+        /* The keys the row does not see are −inf, so the softmax runs over the whole
+         * block row: vector loops without ragged tails (e^−inf is 0). */
+        float *p = P + (long)i * n;
+        for (int j = row_keys(g, i0 + i, n); j < n; j++) p[j] = -INFINITY;
+        softmax_row(p, g->mask ? g->mask + (long)(i0 + i) * g->Tk : NULL, n);
+    }
+}
+
+/* The (b, h) slices of the operands: data, and grads (NULL where there is none). */
+typedef struct AttnHead {
+    const float *q, *k, *v;
+    float *o;             /* forward: output data; backward: the output's grad */
+    float *dq, *dk, *dv;
+} AttnHead;
+
+static AttnHead head_slices(const AttnGeom *g, const Tensor *q, const Tensor *k, const Tensor *v, float *o,
+                            int b, int h) {
+    long oq = head_at(g, g->Tq, g->D, b, h), ok = head_at(g, g->Tk, g->D, b, h);
+    long ov = head_at(g, g->Tk, g->Dv, b, h), oo = head_at(g, g->Tq, g->Dv, b, h);
+    return (AttnHead){ q->data + oq, k->data + ok, v->data + ov, o + oo,
+                       q->grad ? q->grad + oq : NULL, k->grad ? k->grad + ok : NULL,
+                       v->grad ? v->grad + ov : NULL };
+}
+
+static void head_forward(const AttnGeom *g, const AttnHead *s, float *P) {
+    int ldv = row_stride(g, g->Dv);
+    for (int i0 = 0; i0 < g->Tq; i0 += ATTN_ROWS) {
+        int r = g->Tq - i0 < ATTN_ROWS ? g->Tq - i0 : ATTN_ROWS, n = block_keys(g, i0 + r);
+        probs_block(g, s->q, s->k, i0, r, n, P);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, g->Dv, n, 1.0f, P, n, s->v, ldv, 0.0f,
+                    s->o + (long)i0 * ldv, ldv);
+    }
+}
+
+/* dS = P∘(dS − rowsum(P∘dS)) over r rows of n, in place. */
+static void softmax_backward_block(const float *P, float *dS, int r, int n) {
+    for (int i = 0; i < r; i++) {
+        const float *p = P + (long)i * n;
+        float *ds = dS + (long)i * n;
+        float dot = fm_dot(ds, p, n);
+        for (int j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dot);
+    }
+}
+
+static void head_backward(const AttnGeom *g, const AttnHead *s, float *P, float *dS) {
+    int ld = row_stride(g, g->D), ldv = row_stride(g, g->Dv);
+    for (int i0 = 0; i0 < g->Tq; i0 += ATTN_ROWS) {
+        int r = g->Tq - i0 < ATTN_ROWS ? g->Tq - i0 : ATTN_ROWS, n = block_keys(g, i0 + r);
+        const float *dO = s->o + (long)i0 * ldv, *q = s->q + (long)i0 * ld;
+        probs_block(g, s->q, s->k, i0, r, n, P);
+        if (s->dv)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, g->Dv, r, 1.0f, P, n, dO, ldv, 1.0f, s->dv,
+                        ldv);
+        if (!s->dq && !s->dk) continue;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, g->Dv, 1.0f, dO, ldv, s->v, ldv, 0.0f, dS, n);
+        softmax_backward_block(P, dS, r, n);
+        if (s->dq)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, g->D, n, g->scale, dS, n, s->k, ld, 1.0f,
+                        s->dq + (long)i0 * ld, ld);
+        if (s->dk)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, g->D, r, g->scale, dS, n, q, ld, 1.0f, s->dk,
+                        ld);
+    }
+}
+
 /* ------------------------------------------------------------------------------ */
-/* attention: q (B, H, Tq, D), k (B, H, Tk, D), v (B, H, Tk, Dv), mask NULL or
- * (Tq, Tk) additive → o (B, H, Tq, Dv).  Per (b, h):
- *   S = scale·Q·Kᵀ + mask,  P = softmax_rows(S),  O = P·V.
- * Saved: P (B, H, Tq, Tk), and a Tq×Tk scratch for dP/dS in backward (the entry
- * has no tape to allocate from later).  The sizes are read back from the tensors. */
+/* The entry keeps the geometry: f[0] scale; i[0] H, i[1] inner, i[2] causal;
+ * saved[0], saved[1] the P and dS blocks, saved[2] the mask copy or NULL.  The
+ * sizes are read back from the tensors. */
 
-typedef struct AttnDims { long BH; int Tq, Tk, D, Dv; } AttnDims;
-
-static AttnDims attn_dims(const Tensor *q, const Tensor *k, const Tensor *v) {
-    AL_ASSERT(q->ndim == 4 && k->ndim == 4 && v->ndim == 4);
-    AL_ASSERT(k->shape[0] == q->shape[0] && k->shape[1] == q->shape[1] && k->shape[3] == q->shape[3]);
-    AL_ASSERT(v->shape[0] == q->shape[0] && v->shape[1] == q->shape[1] && v->shape[2] == k->shape[2]);
-    return (AttnDims){ (long)q->shape[0] * q->shape[1], q->shape[2], k->shape[2], q->shape[3],
-                       v->shape[3] };
+static AttnGeom geom_of(const Tensor *q, const Tensor *k, const Tensor *v, int H, int inner) {
+    if (inner)
+        return (AttnGeom){ q->shape[0], H, q->shape[1], k->shape[1], q->shape[2] / H, v->shape[2] / H, 1, 0,
+                           NULL, 0.0f };
+    return (AttnGeom){ q->shape[0], q->shape[1], q->shape[2], k->shape[2], q->shape[3], v->shape[3], 0, 0, NULL,
+                       0.0f };
 }
 
 static void attention_backward(TapeEntry *e) {
     Tensor *q = e->in[0], *k = e->in[1], *v = e->in[2];
-    const AttnDims d = attn_dims(q, k, v);
-    const float scale = e->f[0];
-    float *dS = e->saved[1];
-    for (long bh = 0; bh < d.BH; bh++) {
-        const float *P = (const float *)e->saved[0] + bh * d.Tq * d.Tk;
-        const float *Q = q->data + bh * d.Tq * d.D, *K = k->data + bh * d.Tk * d.D;
-        const float *V = v->data + bh * d.Tk * d.Dv, *dO = e->out->grad + bh * d.Tq * d.Dv;
-        /* dV += Pᵀ·dO */
-        if (v->grad)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d.Tk, d.Dv, d.Tq, 1.0f, P, d.Tk,
-                        dO, d.Dv, 1.0f, v->grad + bh * d.Tk * d.Dv, d.Dv);
-        if (!q->grad && !k->grad) continue;
-        /* dP = dO·Vᵀ; then dS = P∘(dP − rowsum(dP∘P)), the softmax backward per row. */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d.Tq, d.Tk, d.Dv, 1.0f, dO, d.Dv, V,
-                    d.Dv, 0.0f, dS, d.Tk);
-        for (int i = 0; i < d.Tq; i++) {
-            float *ds = dS + (long)i * d.Tk;
-            const float *p = P + (long)i * d.Tk;
-            float dot = fm_dot(ds, p, d.Tk);
-            for (int j = 0; j < d.Tk; j++) ds[j] = p[j] * (ds[j] - dot);
+    AttnGeom g = geom_of(q, k, v, e->i[0], e->i[1]);
+    g.causal = e->i[2];
+    g.mask = e->saved[2];
+    g.scale = e->f[0];
+    for (int b = 0; b < g.B; b++)
+        for (int h = 0; h < g.H; h++) {
+            AttnHead s = head_slices(&g, q, k, v, e->out->grad, b, h);
+            head_backward(&g, &s, e->saved[0], e->saved[1]);
         }
-        /* dQ += scale·dS·K,  dK += scale·dSᵀ·Q */
-        if (q->grad)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.Tq, d.D, d.Tk, scale, dS, d.Tk,
-                        K, d.D, 1.0f, q->grad + bh * d.Tq * d.D, d.D);
-        if (k->grad)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d.Tk, d.D, d.Tq, scale, dS, d.Tk,
-                        Q, d.D, 1.0f, k->grad + bh * d.Tk * d.D, d.D);
+}
+
+static size_t block_bytes(int Tq, int Tk) { return (size_t)(Tq < ATTN_ROWS ? Tq : ATTN_ROWS) * Tk * sizeof(float); }
+
+size_t ad_attention_saved_bytes(int Tq, int Tk, int with_mask) {
+    return 2 * block_bytes(Tq, Tk) + (with_mask ? (size_t)Tq * Tk * sizeof(float) : 0);
+}
+
+/* Runs the forward into o and, with grad, records the entry. */
+static Tensor *attention_run(Tape *t, OpKind op, const AttnGeom *g, Tensor *q, Tensor *k, Tensor *v,
+                             int ndim, const int *out_shape) {
+    int needs_grad = tape_needs_grad(t, q, k, v);
+    Tensor *o = tape_tensor(t, needs_grad, ndim, out_shape);
+    size_t block = block_bytes(g->Tq, g->Tk);
+    float *P = tape_scratch(t, block);
+    for (int b = 0; b < g->B; b++)
+        for (int h = 0; h < g->H; h++) {
+            AttnHead s = head_slices(g, q, k, v, o->data, b, h);
+            head_forward(g, &s, P);
+        }
+    if (needs_grad) {
+        TapeEntry *e = tape_record(t, op, attention_backward, o, q, k, v);
+        e->saved[0] = P;
+        e->saved[1] = tape_scratch(t, block);
+        if (g->mask) {
+            size_t bytes = (size_t)g->Tq * g->Tk * sizeof(float);
+            e->saved[2] = memcpy(tape_scratch(t, bytes), g->mask, bytes);
+        }
+        e->f[0] = g->scale;
+        e->i[0] = g->H;
+        e->i[1] = g->inner;
+        e->i[2] = g->causal;
     }
+    return o;
+}
+
+Tensor *ad_attention_heads(Tape *t, Tensor *q, Tensor *k, Tensor *v, int n_heads, int causal, float scale) {
+    AL_ASSERT(q->ndim == 3 && k->ndim == 3 && v->ndim == 3 && n_heads >= 1);
+    AL_ASSERT(k->shape[0] == q->shape[0] && v->shape[0] == q->shape[0] && v->shape[1] == k->shape[1]);
+    AL_ASSERT(k->shape[2] == q->shape[2] && q->shape[2] % n_heads == 0 && v->shape[2] % n_heads == 0);
+    AttnGeom g = geom_of(q, k, v, n_heads, 1);
+    g.causal = causal != 0;
+    g.scale = scale;
+    return attention_run(t, OP_ATTENTION_HEADS, &g, q, k, v, 3,
+                         (const int[]){ g.B, g.Tq, v->shape[2] });
 }
 
 Tensor *ad_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, const Tensor *mask, float scale) {
-    const AttnDims d = attn_dims(q, k, v);
-    AL_ASSERT(!mask || (mask->n == (long)d.Tq * d.Tk && tensor_cols(mask) == d.Tk));
-    int needs_grad = tape_needs_grad(t, q, k, v);
-    Tensor *o = tape_tensor(t, needs_grad, 4, (const int[]){ q->shape[0], q->shape[1], d.Tq, d.Dv });
-    /* With grad, P of every (b, h) is kept; without, one Tq×Tk buffer is reused. */
-    size_t p_size = (size_t)d.Tq * d.Tk * sizeof(float);
-    float *P_all = tape_scratch(t, needs_grad ? (size_t)d.BH * p_size : p_size);
-    for (long bh = 0; bh < d.BH; bh++) {
-        float *P = needs_grad ? P_all + bh * d.Tq * d.Tk : P_all;
-        const float *Q = q->data + bh * d.Tq * d.D, *K = k->data + bh * d.Tk * d.D;
-        const float *V = v->data + bh * d.Tk * d.Dv;
-        /* S = scale·Q·Kᵀ straight into P, then softmax in place, then O = P·V. */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d.Tq, d.Tk, d.D, scale, Q, d.D, K,
-                    d.D, 0.0f, P, d.Tk);
-        for (int i = 0; i < d.Tq; i++)
-            softmax_row(P + (long)i * d.Tk, mask ? mask->data + (long)i * d.Tk : NULL, d.Tk);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.Tq, d.Dv, d.Tk, 1.0f, P, d.Tk, V,
-                    d.Dv, 0.0f, o->data + bh * d.Tq * d.Dv, d.Dv);
-    }
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_ATTENTION, attention_backward, o, q, k, v);
-        e->saved[0] = P_all;
-        e->saved[1] = tape_scratch(t, p_size);
-        e->f[0] = scale;
-    }
-    return o;
+    AL_ASSERT(q->ndim == 4 && k->ndim == 4 && v->ndim == 4);
+    AL_ASSERT(k->shape[0] == q->shape[0] && k->shape[1] == q->shape[1] && k->shape[3] == q->shape[3]);
+    AL_ASSERT(v->shape[0] == q->shape[0] && v->shape[1] == q->shape[1] && v->shape[2] == k->shape[2]);
+    AttnGeom g = geom_of(q, k, v, 0, 0);
+    AL_ASSERT(!mask || (mask->n == (long)g.Tq * g.Tk && tensor_cols(mask) == g.Tk));
+    g.mask = mask ? mask->data : NULL;
+    g.scale = scale;
+    return attention_run(t, OP_ATTENTION, &g, q, k, v, 4, (const int[]){ g.B, g.H, g.Tq, g.Dv });
 }
 
 /* mask (R, C): 0 where j ≤ i, −inf above the diagonal.  For R ≠ C this is the

@@ -17,6 +17,7 @@ static const char *const OP_NAMES[OP_COUNT] = {
     [OP_SPLIT_HEADS] = "split_heads", [OP_MERGE_HEADS] = "merge_heads",
     [OP_CROSS_ENTROPY] = "cross_entropy", [OP_DROPOUT] = "dropout",
     [OP_ATTENTION] = "attention",   [OP_LINEAR_ATTENTION] = "linear_attention",
+    [OP_ATTENTION_HEADS] = "attention_heads",
     [OP_SPARSE_ATTENTION] = "sparse_attention", [OP_LSTM] = "lstm",
     [OP_ANNA_ATTENTION] = "anna_attention",
 };

@@ -49,7 +49,8 @@ static Tensor *norm(const Model *m, Tape *t, Tensor *x, const Norm *n) {
     return ad_layernorm(t, x, n->g, n->b, m->cfg.ln_eps);
 }
 
-/* (B, T, d) → (B, H, T, d/H).  One head needs no copy: it is a reshape. */
+/* (B, T, d) → (B, H, T, d/H) for the mechanisms that take split heads (linear,
+ * sparse, ANNA).  One head needs no copy: it is a reshape. */
 static Tensor *to_heads(Tape *t, Tensor *x, int H) {
     if (H == 1) return ad_reshape(t, x, 4, (int[]){x->shape[0], 1, x->shape[1], x->shape[2]});
     return ad_split_heads(t, x, H);
@@ -60,34 +61,56 @@ static Tensor *from_heads(Tape *t, Tensor *x) {
     return ad_merge_heads(t, x);
 }
 
+static void split3(Tape *t, int H, Tensor **q, Tensor **k, Tensor **v) {
+    *q = to_heads(t, *q, H);
+    *k = to_heads(t, *k, H);
+    *v = to_heads(t, *v, H);
+}
+
+/* x (B, T, H·Dh) with every head's Dh-slice of every row scaled to unit norm: one
+ * l2norm over the (B·T·H, Dh) view. */
+static Tensor *unit_norm_heads(Tape *t, Tensor *x, int H) {
+    Tensor *rows = ad_reshape(t, x, 2, (int[]){x->shape[0] * x->shape[1] * H, x->shape[2] / H});
+    return ad_reshape(t, ad_l2norm(t, rows, 1e-12f), 3, x->shape);
+}
+
 static const AdFeature FEATURES[] = { [FEAT_ELU1] = FEATURE_ELU1, [FEAT_IDENTITY] = FEATURE_IDENTITY,
                                       [FEAT_RELU] = FEATURE_RELU };
 
-/* q, k, v (B, H, T, d/H) → (B, H, T, d/H) by the configured mechanism. */
-static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Tensor *v, const Tensor *mask) {
+/* q, k, v (B, T, d) → (B, T, d) by the configured mechanism.  Softmax and sparse
+ * scores are q·k/√(d/H) ("dot") or β·q̂·k̂ on per-head unit-norm rows ("unit_norm"). */
+static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Tensor *v) {
     const CfgAttention *a = &m->cfg.attention;
+    int H = m->cfg.n_heads;
     /* ANNA in place of the trained attention (distillation): q and k are
      * unit-normalised inside, as the surrogate was trained with unit-norm Q, K. */
-    if (m->anna && m->anna[layer]) return ad_anna_attention(t, q, k, v, m->anna[layer], a->causal);
-    if (a->type == ATTN_LINEAR) return ad_linear_attention(t, q, k, v, FEATURES[a->feature], a->causal, a->eps);
-    float scale = 1.0f / sqrtf((float)q->shape[3]);
+    if (m->anna && m->anna[layer]) {
+        split3(t, H, &q, &k, &v);
+        return from_heads(t, ad_anna_attention(t, q, k, v, m->anna[layer], a->causal));
+    }
+    if (a->type == ATTN_LINEAR) {
+        split3(t, H, &q, &k, &v);
+        return from_heads(t, ad_linear_attention(t, q, k, v, FEATURES[a->feature], a->causal, a->eps));
+    }
+    float scale = 1.0f / sqrtf((float)(m->cfg.d_model / H));
     if (a->score == SCORE_UNIT_NORM) {
-        q = ad_l2norm(t, q, 1e-12f);
-        k = ad_l2norm(t, k, 1e-12f);
+        q = unit_norm_heads(t, q, H);
+        k = unit_norm_heads(t, k, H);
         scale = a->beta;
     }
-    if (a->type == ATTN_SPARSE) return ad_sparse_attention(t, q, k, v, m->sparse_block, a->local_blocks, a->summary, scale);
-    return ad_attention(t, q, k, v, mask, scale);
+    if (a->type == ATTN_SPARSE) {
+        split3(t, H, &q, &k, &v);
+        return from_heads(t, ad_sparse_attention(t, q, k, v, m->sparse_block, a->local_blocks, a->summary, scale));
+    }
+    /* Softmax: heads read in place, the output already in the (B, T, d) layout. */
+    return ad_attention_heads(t, q, k, v, H, a->causal, scale);
 }
 
-/* h is (B, T, d); mask NULL or (T, T). */
-static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h, const Tensor *mask) {
+/* h is (B, T, d). */
+static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h) {
     const Block *b = &m->blocks[layer];
-    int H = m->cfg.n_heads;
-    Tensor *q = to_heads(t, linear(t, h, &b->q), H);
-    Tensor *k = to_heads(t, linear(t, h, &b->k), H);
-    Tensor *v = to_heads(t, linear(t, h, &b->v), H);
-    return linear(t, from_heads(t, mix(m, t, layer, q, k, v, mask)), &b->o);
+    Tensor *q = linear(t, h, &b->q), *k = linear(t, h, &b->k), *v = linear(t, h, &b->v);
+    return linear(t, mix(m, t, layer, q, k, v), &b->o);
 }
 
 static Tensor *mlp(const Model *m, Tape *t, const Block *b, Tensor *h) {
@@ -96,15 +119,11 @@ static Tensor *mlp(const Model *m, Tape *t, const Block *b, Tensor *h) {
 }
 
 Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T) {
-    Tensor *mask = NULL;
-    if (m->cfg.attention.causal && m->cfg.attention.type == ATTN_SOFTMAX) {
-        mask = tape_tensor(t, 0, 2, (int[]){T, T});
-        ad_causal_mask(mask);
-    }
+    AL_ASSERT(x->ndim == 3 && x->shape[1] == T);
     float p = m->cfg.dropout;
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const Block *b = &m->blocks[l];
-        x = ad_add(t, x, ad_dropout(t, attention(m, t, l, norm(m, t, x, &b->ln1), mask), p));
+        x = ad_add(t, x, ad_dropout(t, attention(m, t, l, norm(m, t, x, &b->ln1)), p));
         x = ad_add(t, x, ad_dropout(t, mlp(m, t, b, norm(m, t, x, &b->ln2)), p));
     }
     return norm(m, t, x, &m->ln_f);
@@ -118,8 +137,8 @@ double transformer_flops_per_seq(const Model *m, int T) {
         mix = 2.0 * T * d * d_head * 2 + 2.0 * T * d;
     else if (a->type == ATTN_SPARSE)   /* q·k and p·v over the visible pairs only */
         mix = 2.0 * (double)ad_sparse_attention_pairs(T, m->sparse_block, a->local_blocks, a->summary) * d * 2;
-    else                               /* Q·Kᵀ and P·V over the full T×T (causal too: */
-        mix = 2.0 * T * T * d * 2;     /* the GEMMs compute the masked half as well) */
+    else                               /* Q·Kᵀ and P·V over the full T×T, causal too: a */
+        mix = 2.0 * T * T * d * 2;     /* nominal count (the kernel skips masked blocks) */
     double per_layer = 2.0 * T * d * d * 4       /* q, k, v, o */
                      + mix
                      + 2.0 * T * d * hidden * 2; /* fc1, fc2 */

@@ -9,7 +9,7 @@
  *   ops_gather.c     embedding, reshape, split_heads, merge_heads
  *   ops_norm.c       layernorm, l2norm
  *   ops_softmax.c    softmax, cross_entropy
- *   ops_attention.c  fused attention
+ *   ops_attention.c  fused attention (heads split or in place), causal mask
  *   ops_linear_attention.c, ops_sparse_attention.c   efficient attention (paper 004)
  *   ops_lstm.c       LSTM layer (paper 003's recurrent baseline)
  *   ops_anna.c       ANNA (LSH attention, paper 000) with a gradient w.r.t. v */
@@ -76,10 +76,22 @@ Tensor *ad_softmax(Tape *t, Tensor *x, const Tensor *mask);
 Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets);
 
 /* Fused attention: softmax(scale·Q·Kᵀ + mask)·V per (batch, head).
- * q (B, H, Tq, D), k and v (B, H, Tk, D), mask NULL or (Tq, Tk) additive.
- * Saves the probabilities; the hand-written backward agrees with the composition
- * matmul → scale → softmax → matmul to 1e-5. */
+ * q (B, H, Tq, D), k (B, H, Tk, D), v (B, H, Tk, Dv), mask NULL or (Tq, Tk) additive
+ * (−inf allowed; a fully masked row gives zeros) → (B, H, Tq, Dv).  Backward
+ * recomputes the probabilities block by block instead of saving them; it agrees
+ * with the composition matmul → scale → softmax → matmul to 1e-5. */
 Tensor *ad_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, const Tensor *mask, float scale);
+/* The same kernel on the projections' layout, heads read in place (no split or
+ * merge copies): q (B, Tq, H·D), k (B, Tk, H·D), v (B, Tk, H·Dv) → (B, Tq, H·Dv),
+ * head h being columns h·D … (h+1)·D − 1 of every row.  causal: query i sees keys
+ * j ≤ i (top-left aligned when Tq ≠ Tk), and the masked keys are not computed.
+ * For unit-norm scores pass ad_l2norm'ed q, k (rows of D: reshape to (…, D)) and
+ * scale = β.  Equals split_heads → ad_attention → merge_heads to 1e-5. */
+Tensor *ad_attention_heads(Tape *t, Tensor *q, Tensor *k, Tensor *v, int n_heads, int causal, float scale);
+/* Arena bytes either op takes with grad besides its output and the output's grad
+ * (alignment aside): two blocks of min(Tq, 32) × Tk floats, plus a copy of the mask
+ * (Tq·Tk floats) when there is one.  Without grad, one block. */
+size_t ad_attention_saved_bytes(int Tq, int Tk, int with_mask);
 
 /* Linear attention (Katharopoulos et al.; paper 004 eq. 8):
  *   out_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + eps),  S_i = Σ_j φ(k_j) v_jᵀ,  z_i = Σ_j φ(k_j)

@@ -59,6 +59,7 @@ typedef enum OpKind {
     OP_CROSS_ENTROPY, /* mean over counted positions of −log softmax(logits)[target] */
     OP_DROPOUT,       /* inverted dropout, seeded by the tape's rng */
     OP_ATTENTION,     /* fused softmax(scale·Q·Kᵀ + mask)·V */
+    OP_ATTENTION_HEADS, /* the same on (B,T,H·D) heads read in place, causal or not */
     OP_LINEAR_ATTENTION, /* φ(q)ᵀΣφ(k)vᵀ / (φ(q)ᵀΣφ(k) + ε), causal by prefix sums */
     OP_SPARSE_ATTENTION, /* causal softmax over a local window + block summaries */
     OP_LSTM,          /* a whole LSTM layer over a sequence */
