@@ -199,9 +199,10 @@ double model_param_count(const CfgModel *c, int vocab_size, int n_classes, int m
     return n + 2 * d /* ln_f */ + L * (4 * d + 4 * (d * d + d) + (h * d + h) + (d * h + d));
 }
 
-/* Attention's saved floats per layer of a training step: softmax keeps P (B·H·T²)
- * and a T×T scratch; sparse keeps P over the visible pairs; linear keeps φ(q), φ(k)
- * and the denominators, plus a workspace. */
+/* Attention's saved floats per layer of a training step: softmax keeps two row
+ * blocks of scores (its backward recomputes P; ad_attention_saved_bytes); sparse
+ * keeps P over the visible pairs; linear keeps φ(q), φ(k) and the denominators,
+ * plus a workspace. */
 static double attention_floats(const CfgModel *c, double B, int T) {
     const CfgAttention *a = &c->attention;
     double H = c->n_heads, Dh = (double)c->d_model / c->n_heads;
@@ -213,7 +214,7 @@ static double attention_floats(const CfgModel *c, double B, int T) {
         double pairs = (double)ad_sparse_attention_pairs(T, block, a->local_blocks, a->summary);
         return (B * H + 1) * pairs + 3.0 * T;
     }
-    return (B * H + 1) * (double)T * T;
+    return (double)ad_attention_saved_bytes(T, T, 0) / sizeof(float);
 }
 
 size_t model_memory_estimate(const CfgModel *c, int vocab_size, int n_classes, int max_len, int batch,
@@ -228,7 +229,6 @@ size_t model_memory_estimate(const CfgModel *c, int vocab_size, int n_classes, i
     m.activations = arena * F * rows * (10 * d /* embeddings */ + L * per_layer + 2 * d /* ln_f */ + 2);
     if (c->type == MODEL_TRANSFORMER) {
         m.attention = arena * F * L * attention_floats(c, batch, max_len);
-        if (c->attention.causal && c->attention.type == ATTN_SOFTMAX) m.attention += arena * F * (double)max_len * max_len;
     }
     m.logits = arena * F * rows * 3.0 * n_classes;   /* logits, their gradient, the loss's softmax */
     m.data = data_bytes + 2 * sizeof(int) * rows;    /* and the batch buffers */

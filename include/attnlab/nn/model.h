@@ -105,8 +105,9 @@ double  model_param_count(const CfgModel *c, int vocab_size, int n_classes, int 
  *                block (values and gradients of ~18 (B,T,d) and 2 (B,T,h) tensors,
  *                GeLU's saved derivative), 20d per LSTM layer; 10d the embeddings,
  *                2d the final LayerNorm
- *   attention    a·f·L·S, S per layer: softmax (B·H + 1)·T² (P and a T×T scratch;
- *                + a·f·T² once for the causal mask); sparse (B·H + 1)·pairs + 3T
+ *   attention    a·f·L·S, S per layer: softmax 2·min(T, 32)·T (two row blocks of
+ *                scores: the fused kernel recomputes P in its backward,
+ *                ad_attention_saved_bytes); sparse (B·H + 1)·pairs + 3T
  *                (pairs = ad_sparse_attention_pairs); linear B·H·T·(2·Dh + 1)
  *                + a workspace (Dh = d/H)
  *   logits       a·f·3·B·T·C            logits, their gradient, the loss's softmax
