@@ -233,9 +233,9 @@ static void test_cell_checks(void) {
                      "sweep.axes[\"task.test_hops\"] = 2 (cell task.test_hops=2,seed=5): task.test_hops (2) must be -1 "
                      "or in [task.min_hops, task.max_hops] = [0, 1]");
     expect_cell_fail(__LINE__, "{\"type\": \"dyck\", \"seq_len\": 16, \"train_size\": 0}",
-                     "{\"axes\": {\"task.seq_len\": [65536], \"train.batch_size\": [4096]}}",   /* ~80 PiB */
+                     "{\"axes\": {\"task.seq_len\": [65536], \"train.batch_size\": [4096]}}",   /* ~700 GiB */
                      "sweep cell task.seq_len=65536,train.batch_size=4096,seed=5: train.batch_size=4096, "
-                     "task.seq_len=65536, model.n_heads=1, model.n_layers=1: the run needs about");
+                     "task.seq_len=65536, model.d_model=8, model.n_layers=1: the run needs about");
     expect_cell_fail(__LINE__, "{\"type\": \"match2\", \"seq_len\": 32, \"modulus\": 37, \"train_size\": 100}",
                      "{\"axes\": {\"eval.test_size\": [8, 1000000]}}",
                      "sweep cell eval.test_size=1000000,seed=5: eval.test_size: match2: dataset size 1000000 would take");
