@@ -84,7 +84,8 @@ Tensor *ad_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, const Tensor *mas
 /* The same kernel on the projections' layout, heads read in place (no split or
  * merge copies): q (B, Tq, H·D), k (B, Tk, H·D), v (B, Tk, H·Dv) → (B, Tq, H·Dv),
  * head h being columns h·D … (h+1)·D − 1 of every row.  causal: query i sees keys
- * j ≤ i (top-left aligned when Tq ≠ Tk), and the masked keys are not computed.
+ * j ≤ i (top-left aligned when Tq ≠ Tk); keys no row of a 32-row block sees are
+ * not scored.
  * For unit-norm scores pass ad_l2norm'ed q, k (rows of D: reshape to (…, D)) and
  * scale = β.  Equals split_heads → ad_attention → merge_heads to 1e-5. */
 Tensor *ad_attention_heads(Tape *t, Tensor *q, Tensor *k, Tensor *v, int n_heads, int causal, float scale);
