@@ -8,7 +8,7 @@
 
 #include "attnlab/util/rng.h"
 
-#include <cblas.h>
+#include "attnlab/util/gemm.h"
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -125,7 +125,7 @@ static void crosspolytope_codes(const Lsh *lsh, const float *p, uint64_t *codes)
 void lsh_hash_scratch(const Lsh *lsh, const float *x, int n, uint64_t *codes, float *proj) {
     if (n <= 0) return;
     const int np = lsh->n_proj, l = lsh->n_tables;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, np, lsh->dim, 1.0f, x, lsh->dim,
+    al_sgemm(CblasNoTrans, CblasNoTrans, n, np, lsh->dim, 1.0f, x, lsh->dim,
                 lsh->proj, np, 0.0f, proj, np);
     for (int i = 0; i < n; i++) {
         const float *p = proj + (long)i * np;

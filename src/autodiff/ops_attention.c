@@ -37,7 +37,7 @@
 
 #include "../util/fastmath.h"
 
-#include <cblas.h>
+#include "attnlab/util/gemm.h"
 #include <math.h>
 #include <string.h>
 
@@ -84,7 +84,7 @@ static void softmax_row(float *p, const float *mask, int n) {
  * over keys 0 … n−1; keys a row does not see get 0.  q, k: the head's first rows. */
 static void probs_block(const AttnGeom *g, const float *q, const float *k, int i0, int r, int n, float *P) {
     int ld = row_stride(g, g->D);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, g->D, g->scale, q + (long)i0 * ld, ld, k, ld,
+    al_sgemm(CblasNoTrans, CblasTrans, r, n, g->D, g->scale, q + (long)i0 * ld, ld, k, ld,
                 0.0f, P, n);
     for (int i = 0; i < r; i++) {
         /* The keys the row does not see are −inf, so the softmax runs over the whole
@@ -116,7 +116,7 @@ static void head_forward(const AttnGeom *g, const AttnHead *s, float *P) {
     for (int i0 = 0; i0 < g->Tq; i0 += ATTN_ROWS) {
         int r = g->Tq - i0 < ATTN_ROWS ? g->Tq - i0 : ATTN_ROWS, n = block_keys(g, i0 + r);
         probs_block(g, s->q, s->k, i0, r, n, P);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, g->Dv, n, 1.0f, P, n, s->v, ldv, 0.0f,
+        al_sgemm(CblasNoTrans, CblasNoTrans, r, g->Dv, n, 1.0f, P, n, s->v, ldv, 0.0f,
                     s->o + (long)i0 * ldv, ldv);
     }
 }
@@ -138,16 +138,16 @@ static void head_backward(const AttnGeom *g, const AttnHead *s, float *P, float 
         const float *dO = s->o + (long)i0 * ldv, *q = s->q + (long)i0 * ld;
         probs_block(g, s->q, s->k, i0, r, n, P);
         if (s->dv)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, g->Dv, r, 1.0f, P, n, dO, ldv, 1.0f, s->dv,
+            al_sgemm(CblasTrans, CblasNoTrans, n, g->Dv, r, 1.0f, P, n, dO, ldv, 1.0f, s->dv,
                         ldv);
         if (!s->dq && !s->dk) continue;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, g->Dv, 1.0f, dO, ldv, s->v, ldv, 0.0f, dS, n);
+        al_sgemm(CblasNoTrans, CblasTrans, r, n, g->Dv, 1.0f, dO, ldv, s->v, ldv, 0.0f, dS, n);
         softmax_backward_block(P, dS, r, n);
         if (s->dq)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, g->D, n, g->scale, dS, n, s->k, ld, 1.0f,
+            al_sgemm(CblasNoTrans, CblasNoTrans, r, g->D, n, g->scale, dS, n, s->k, ld, 1.0f,
                         s->dq + (long)i0 * ld, ld);
         if (s->dk)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, g->D, r, g->scale, dS, n, q, ld, 1.0f, s->dk,
+            al_sgemm(CblasTrans, CblasNoTrans, n, g->D, r, g->scale, dS, n, q, ld, 1.0f, s->dk,
                         ld);
     }
 }

@@ -7,7 +7,7 @@
 
 #include "grad_put.h"
 
-#include <cblas.h>
+#include "attnlab/util/gemm.h"
 #include <string.h>
 
 /* C (m, n) = op(A)·op(B) + beta·C, where op(A) is (m, k) and op(B) is (k, n).
@@ -15,7 +15,7 @@
  * All three are dense, so the leading dimensions follow from the shapes. */
 static void sgemm(int ta, int tb, int m, int n, int k, const float *A, const float *B,
                   float beta, float *C) {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+    al_sgemm(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 m, n, k, 1.0f, A, ta ? m : k, B, tb ? k : n, beta, C, n);
 }
 

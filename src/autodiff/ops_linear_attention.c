@@ -32,7 +32,7 @@
 
 #include "../util/fastmath.h"
 
-#include <cblas.h>
+#include "attnlab/util/gemm.h"
 #include <math.h>
 #include <string.h>
 
@@ -193,9 +193,9 @@ static void causal_backward_kv(const float *F, const float *G, const float *V, c
 
 static void global_forward(const float *F, const float *G, const float *V, float *o, float *den,
                            float *S, float *z, int T, int D, int Dv, float eps) {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, Dv, T, 1.0f, G, D, V, Dv, 0.0f, S, Dv);
+    al_sgemm(CblasTrans, CblasNoTrans, D, Dv, T, 1.0f, G, D, V, Dv, 0.0f, S, Dv);
     col_sums(G, z, T, D);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, Dv, D, 1.0f, F, D, S, Dv, 0.0f, o, Dv);
+    al_sgemm(CblasNoTrans, CblasNoTrans, T, Dv, D, 1.0f, F, D, S, Dv, 0.0f, o, Dv);
     for (int i = 0; i < T; i++) {
         den[i] = fm_dot(F + (long)i * D, z, D) + eps;
         float inv = 1.0f / den[i], *oi = o + (long)i * Dv;
@@ -212,9 +212,9 @@ static void global_backward(const float *F, const float *G, const float *V, cons
         dden[i] = norm_grad_row(dO + (long)i * Dv, o + (long)i * Dv, den[i], dnum + (long)i * Dv, Dv);
     if (dq) {
         /* dF = dnum·Sᵀ + dden zᵀ, with S, z recomputed. */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, Dv, T, 1.0f, G, D, V, Dv, 0.0f, S, Dv);
+        al_sgemm(CblasTrans, CblasNoTrans, D, Dv, T, 1.0f, G, D, V, Dv, 0.0f, S, Dv);
         col_sums(G, z, T, D);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, D, Dv, 1.0f, dnum, Dv, S, Dv, 0.0f,
+        al_sgemm(CblasNoTrans, CblasTrans, T, D, Dv, 1.0f, dnum, Dv, S, Dv, 0.0f,
                     dF, D);
         for (int i = 0; i < T; i++) axpy(dF + (long)i * D, dden[i], z, D);
         feature_backward(phi, F, dF, dq, (long)T * D);
@@ -222,14 +222,14 @@ static void global_backward(const float *F, const float *G, const float *V, cons
     if (!dk && !dv) return;
     /* R = Fᵀ·dnum (into S's space), r = Fᵀ·dden. */
     float *R = S;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, Dv, T, 1.0f, F, D, dnum, Dv, 0.0f, R, Dv);
+    al_sgemm(CblasTrans, CblasNoTrans, D, Dv, T, 1.0f, F, D, dnum, Dv, 0.0f, R, Dv);
     memset(r, 0, (size_t)D * sizeof(float));
     for (int i = 0; i < T; i++) axpy(r, dden[i], F + (long)i * D, D);
     if (dv)  /* dv += G·R */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, Dv, D, 1.0f, G, D, R, Dv, 1.0f,
+        al_sgemm(CblasNoTrans, CblasNoTrans, T, Dv, D, 1.0f, G, D, R, Dv, 1.0f,
                     dv, Dv);
     if (dk) {  /* dG = V·Rᵀ + 1 rᵀ */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, D, Dv, 1.0f, V, Dv, R, Dv, 0.0f,
+        al_sgemm(CblasNoTrans, CblasTrans, T, D, Dv, 1.0f, V, Dv, R, Dv, 0.0f,
                     dF, D);
         for (int i = 0; i < T; i++) axpy(dF + (long)i * D, 1.0f, r, D);
         feature_backward(phi, G, dF, dk, (long)T * D);

@@ -27,14 +27,14 @@
 
 #include "../util/fastmath.h"
 
-#include <cblas.h>
+#include "attnlab/util/gemm.h"
 #include <string.h>
 
 /* C (m, n) = op(A)·op(B) + beta·C with explicit leading dimensions (row-major):
  * the per-step products read every T-th row of a batch-major buffer. */
 static void sgemm(int ta, int tb, int m, int n, int k, const float *A, int lda, const float *B,
                   int ldb, float beta, float *C, int ldc) {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+    al_sgemm(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc);
 }
 

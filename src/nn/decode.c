@@ -7,7 +7,7 @@
 #include "attnlab/nn/decode.h"
 #include "attnlab/util/error.h"
 
-#include <cblas.h>
+#include "attnlab/util/gemm.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,8 +211,8 @@ static Tensor *lstm_step(Decoder *d, Tensor *x) {
         float *hs = d->h_state + (size_t)l * d->batch * dm, *cs = d->c_state + (size_t)l * d->batch * dm;
         float *z = tape_scratch(&d->tape, (size_t)B * 4 * dm * sizeof(float));
         for (int b = 0; b < B; b++) memcpy(z + (size_t)b * 4 * dm, L->b->data, (size_t)4 * dm * sizeof(float));
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * dm, dm, 1, x->data, dm, L->w_ih->data, dm, 1, z, 4 * dm);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * dm, dm, 1, hs, dm, L->w_hh->data, dm, 1, z, 4 * dm);
+        al_sgemm(CblasNoTrans, CblasTrans, B, 4 * dm, dm, 1, x->data, dm, L->w_ih->data, dm, 1, z, 4 * dm);
+        al_sgemm(CblasNoTrans, CblasTrans, B, 4 * dm, dm, 1, hs, dm, L->w_hh->data, dm, 1, z, 4 * dm);
         Tensor *out = tape_tensor(&d->tape, 0, 3, (int[]){B, 1, dm});
         for (int b = 0; b < B; b++)
             for (int j = 0; j < dm; j++) {

@@ -43,7 +43,7 @@
 
 #include "../util/fastmath.h"
 
-#include <cblas.h>
+#include "attnlab/util/gemm.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -102,10 +102,10 @@ void attention_softmax_causal_blocked(const float *q, const float *k, const floa
         /* Causal: keys after the block's last row are masked for all its rows, so
          * they are never scored — half of the N² work, as in any causal kernel. */
         const int keys = i0 + rows;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, d, scale, q + (long)i0 * d, d,
+        al_sgemm(CblasNoTrans, CblasTrans, rows, keys, d, scale, q + (long)i0 * d, d,
                     k, d, 0.0f, work, keys);
         for (int r = 0; r < rows; r++) inv[r] = exp_row(work + (long)r * keys, i0 + r + 1, keys);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, dv, keys, 1.0f, work, keys, v, dv,
+        al_sgemm(CblasNoTrans, CblasNoTrans, rows, dv, keys, 1.0f, work, keys, v, dv,
                     0.0f, out + (long)i0 * dv, dv);
         for (int r = 0; r < rows; r++)
             for (int c = 0; c < dv; c++) out[(long)(i0 + r) * dv + c] *= inv[r];

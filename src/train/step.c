@@ -3,7 +3,7 @@
 #include "attnlab/train/optim.h"
 #include "attnlab/util/error.h"
 
-#include <cblas.h>
+#include "attnlab/util/gemm.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -179,7 +179,7 @@ void step_pool_init(StepPool *p, Model *master, Tape *tape, int threads) {
         tape_init(&sh->own_tape, &sh->arena);
         sh->tape = &sh->own_tape;
     }
-    /* Concurrent cblas_sgemm calls from the shards' threads, each on one core. */
+    /* Concurrent al_sgemm calls from the shards' threads, each on one core. */
     if (threads > 1) {
         openblas_set_num_threads(1);
         p->workers = workers_start(threads - 1);
