@@ -21,6 +21,7 @@
 #include "attnlab/train/progress.h"
 #include "attnlab/train/step.h"
 #include "attnlab/train/trainer.h"
+#include "attnlab/util/gemm.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -71,18 +72,43 @@ static void one_step(BenchModel *b, StepPool *p, long step) {
     optim_adam_step(&b->model->params, &b->cfg.train, b->cfg.train.lr, step);
 }
 
-/* Mean ms per step over `steps` steps (after a short warm-up) with `shards`
- * data-parallel shards of one BLAS thread each, or one shard on blas_threads. */
-static double time_steps(BenchModel *b, Tape *t, int shards, int blas_threads, int steps) {
+/* One setting's figures: ms per step, the share of the threads' time spent
+ * outside GEMM, and the arenas' high water (all shards). */
+typedef struct Timing { double ms, outside_gemm, arena_mb; } Timing;
+
+/* Mean wall seconds per step over `steps` steps. */
+static double run_steps(BenchModel *b, StepPool *p, int steps, long first) {
+    double t0 = progress_now();
+    for (int i = 0; i < steps; i++) one_step(b, p, first + i);
+    return (progress_now() - t0) / steps;
+}
+
+/* `steps` steps (after a short warm-up) with `shards` data-parallel shards of one
+ * BLAS thread each, or one shard on blas_threads; then as many again with the
+ * GEMM time accounted (util/gemm.h: its clock reads stay out of the ms figure).
+ * "Outside GEMM" is 1 − (time in al_sgemm, summed over the calling threads) /
+ * (shards × wall time): elementwise work, copies, the gradient reduction, Adam,
+ * and a shard's wait for the other, as a share of the threads' time. */
+static Timing time_steps(BenchModel *b, int shards, int blas_threads, int steps) {
+    Arena arena;
+    arena_init(&arena, 16u << 20);
+    Tape tape;
+    tape_init(&tape, &arena);
     StepPool p;
-    step_pool_init(&p, b->model, t, shards);
+    step_pool_init(&p, b->model, &tape, shards);
     openblas_set_num_threads(blas_threads);
     for (int i = 0; i < 3; i++) one_step(b, &p, i + 1);
-    double t0 = progress_now();
-    for (int i = 0; i < steps; i++) one_step(b, &p, i + 4);
-    double ms = 1000.0 * (progress_now() - t0) / steps;
+    Timing r = { .ms = 1000.0 * run_steps(b, &p, steps, 4) };
+    gemm_timing_start();
+    double wall = run_steps(b, &p, steps, 4 + steps) * steps;
+    r.outside_gemm = 1.0 - gemm_timing_stop(NULL) / (shards * wall);
+    size_t bytes = arena.high_water;
+    for (int s = 1; s < p.threads; s++) bytes += p.shard[s].arena.high_water;
+    r.arena_mb = (double)bytes / 1e6;
     step_pool_free(&p);
-    return ms;
+    tape_free(&tape);
+    arena_free(&arena);
+    return r;
 }
 
 static double sgemm_gflops(int n, int reps) {
@@ -118,15 +144,11 @@ int bench_main(int argc, char **argv, AlError *err) {
     setup_model(&models[0], "match2", 1, 1, 64, SCORE_UNIT_NORM, 0, POS_NONE, 37, 2, 32);
     setup_model(&models[1], "causal", 2, 4, 128, SCORE_DOT, 1, POS_LEARNED, 16, 16, 100);
     const int steps[2] = { steps_a, steps_b };
-    Arena arena;
-    arena_init(&arena, 16u << 20);
-    Tape tape;
-    tape_init(&tape, &arena);
     /* The settings: label, shards, BLAS threads, and which sgemm is "the same threads". */
     enum { N_SET = 3 };
     static const struct { const char *label; int shards, blas; } SET[N_SET] = {
         { "1", 1, 1 }, { "2", 2, 1 }, { "blas2", 1, 2 } };
-    double ms[2][N_SET][MAX_ROUNDS], gemm[2][MAX_ROUNDS];
+    double ms[2][N_SET][MAX_ROUNDS], outside[2][N_SET][MAX_ROUNDS], arena_mb[2][N_SET], gemm[2][MAX_ROUNDS];
     printf("attnlab bench: %d rounds; each round times sgemm 1024^3 with 1 and 2 BLAS threads, then both models "
            "with 1 thread, 2 data-parallel threads, and 1 shard on 2 BLAS threads\n", rounds);
     for (int r = 0; r < rounds; r++) {
@@ -135,8 +157,12 @@ int bench_main(int argc, char **argv, AlError *err) {
             gemm[th][r] = sgemm_gflops(1024, 4);
         }
         for (int set = 0; set < N_SET; set++)
-            for (int k = 0; k < 2; k++)
-                ms[k][set][r] = time_steps(&models[k], &tape, SET[set].shards, SET[set].blas, steps[k]);
+            for (int k = 0; k < 2; k++) {
+                Timing tm = time_steps(&models[k], SET[set].shards, SET[set].blas, steps[k]);
+                ms[k][set][r] = tm.ms;
+                outside[k][set][r] = tm.outside_gemm;
+                arena_mb[k][set] = tm.arena_mb;   /* the same every round */
+            }
     }
     /* The reference is the single-thread sgemm: a second thread nearly doubles a
      * 1024³ sgemm but not the small GEMMs of these models, so "share of the
@@ -144,11 +170,14 @@ int bench_main(int argc, char **argv, AlError *err) {
     for (int th = 0; th < 2; th++) qsort(gemm[th], (size_t)rounds, sizeof(double), cmp_double);
     double g1 = gemm[0][rounds / 2];
     printf("sgemm 1024^3: %.2f GFLOP/s with 1 thread, %.2f with 2 (medians)\n", g1, gemm[1][rounds / 2]);
-    printf("%-8s %-8s %10s %10s %22s %10s\n", "model", "threads", "ms/step", "GFLOP/s", "% of 1-thread sgemm",
-           "speedup");
+    printf("%-8s %-8s %10s %10s %22s %10s %14s %10s\n", "model", "threads", "ms/step", "GFLOP/s",
+           "% of 1-thread sgemm", "speedup", "outside GEMM", "arena MB");
     for (int th = 0; th < 2; th++) printf("RESULT sgemm1024 threads=%d gflops=%.2f\n", th + 1, gemm[th][rounds / 2]);
     for (int k = 0; k < 2; k++)
-        for (int set = 0; set < N_SET; set++) qsort(ms[k][set], (size_t)rounds, sizeof(double), cmp_double);
+        for (int set = 0; set < N_SET; set++) {
+            qsort(ms[k][set], (size_t)rounds, sizeof(double), cmp_double);
+            qsort(outside[k][set], (size_t)rounds, sizeof(double), cmp_double);
+        }
     for (int set = 0; set < N_SET; set++) {
         /* The sgemm of as many threads as cores in use. */
         double same = gemm[SET[set].shards * SET[set].blas - 1][rounds / 2];
@@ -158,10 +187,12 @@ int bench_main(int argc, char **argv, AlError *err) {
             /* Training step ≈ 3× the forward matmul FLOPs (forward + two backward GEMMs). */
             double flops = 3.0 * model_flops_per_seq(b->model, b->T) * b->cfg.train.batch_size;
             double gf = flops / (m * 1e-3) / 1e9;
-            printf("%-8s %-8s %10.3f %10.2f %21.1f%% %9.2fx\n", b->name, SET[set].label, m, gf, 100 * gf / g1,
-                   ms[k][0][rounds / 2] / m);
-            printf("RESULT attnlab %s threads=%s ms=%.4f gflops=%.2f sgemm=%.2f sgemm1=%.2f\n", b->name,
-                   SET[set].label, m, gf, same, g1);
+            double out = outside[k][set][rounds / 2];
+            printf("%-8s %-8s %10.3f %10.2f %21.1f%% %9.2fx %13.1f%% %10.1f\n", b->name, SET[set].label, m, gf,
+                   100 * gf / g1, ms[k][0][rounds / 2] / m, 100 * out, arena_mb[k][set]);
+            printf("RESULT attnlab %s threads=%s ms=%.4f gflops=%.2f sgemm=%.2f sgemm1=%.2f sgemm2=%.2f "
+                   "outside_gemm=%.4f arena_mb=%.2f\n", b->name, SET[set].label, m, gf, same, g1, gemm[1][rounds / 2],
+                   out, arena_mb[k][set]);
         }
     }
     for (int k = 0; k < 2; k++) {
@@ -169,8 +200,6 @@ int bench_main(int argc, char **argv, AlError *err) {
         free(models[k].tokens);
         free(models[k].targets);
     }
-    tape_free(&tape);
-    arena_free(&arena);
     train_set_threads(0);
     return 0;
 }
