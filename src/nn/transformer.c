@@ -106,25 +106,32 @@ static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Ten
     return ad_attention_heads(t, q, k, v, H, a->causal, scale);
 }
 
-/* h is (B, T, d). */
-static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h) {
+/* h is (B, T, d); res NULL or (B, T, d), added inside the output projection's GEMM. */
+static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res) {
     const Block *b = &m->blocks[layer];
     Tensor *q = linear(t, h, &b->q), *k = linear(t, h, &b->k), *v = linear(t, h, &b->v);
-    return linear(t, mix(m, t, layer, q, k, v), &b->o);
+    return ad_linear_residual(t, mix(m, t, layer, q, k, v), b->o.w, b->o.b, res);
 }
 
-static Tensor *mlp(const Model *m, Tape *t, const Block *b, Tensor *h) {
+/* h is (B, T, d); res as in attention(). */
+static Tensor *mlp(const Model *m, Tape *t, const Block *b, Tensor *h, Tensor *res) {
     AdGelu kind = m->cfg.activation == ACT_GELU_ERF ? GELU_ERF : GELU_TANH;
-    return linear(t, ad_gelu(t, linear(t, h, &b->fc1), kind), &b->fc2);
+    return ad_mlp(t, h, b->fc1.w, b->fc1.b, b->fc2.w, b->fc2.b, res, kind);
 }
 
 Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T) {
     AL_ASSERT(x->ndim == 3 && x->shape[1] == T);
     float p = m->cfg.dropout;
+    /* Without dropout (ad_dropout returns its input) the residual adds happen in the
+     * GEMMs of the attention's output projection and of fc2; with it, dropout sits
+     * between the sublayer and the add. */
+    int fuse = !t->training || p == 0.0f;
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const Block *b = &m->blocks[l];
-        x = ad_add(t, x, ad_dropout(t, attention(m, t, l, norm(m, t, x, &b->ln1)), p));
-        x = ad_add(t, x, ad_dropout(t, mlp(m, t, b, norm(m, t, x, &b->ln2)), p));
+        Tensor *h = norm(m, t, x, &b->ln1);
+        x = fuse ? attention(m, t, l, h, x) : ad_add(t, x, ad_dropout(t, attention(m, t, l, h, NULL), p));
+        h = norm(m, t, x, &b->ln2);
+        x = fuse ? mlp(m, t, b, h, x) : ad_add(t, x, ad_dropout(t, mlp(m, t, b, h, NULL), p));
     }
     return norm(m, t, x, &m->ln_f);
 }
