@@ -106,32 +106,36 @@ static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Ten
     return ad_attention_heads(t, q, k, v, H, a->causal, scale);
 }
 
-/* h is (B, T, d); res NULL or (B, T, d), added inside the output projection's GEMM. */
+/* A block's sublayer: h (B, T, d) → (B, T, d), plus res (NULL or (B, T, d)) added
+ * inside its last GEMM. */
+typedef Tensor *(*Sublayer)(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res);
+
 static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res) {
     const Block *b = &m->blocks[layer];
     Tensor *q = linear(t, h, &b->q), *k = linear(t, h, &b->k), *v = linear(t, h, &b->v);
     return ad_linear_residual(t, mix(m, t, layer, q, k, v), b->o.w, b->o.b, res);
 }
 
-/* h is (B, T, d); res as in attention(). */
-static Tensor *mlp(const Model *m, Tape *t, const Block *b, Tensor *h, Tensor *res) {
+static Tensor *mlp(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res) {
+    const Block *b = &m->blocks[layer];
     AdGelu kind = m->cfg.activation == ACT_GELU_ERF ? GELU_ERF : GELU_TANH;
     return ad_mlp(t, h, b->fc1.w, b->fc1.b, b->fc2.w, b->fc2.b, res, kind);
 }
 
+/* x + dropout(f(norm(x))).  Without dropout (ad_dropout would return its input) the
+ * add happens inside f's last GEMM; with it, dropout sits between f and the add. */
+static Tensor *residual(const Model *m, Tape *t, int layer, Tensor *x, const Norm *n, Sublayer f) {
+    float p = m->cfg.dropout;
+    Tensor *h = norm(m, t, x, n);
+    if (!t->training || p == 0.0f) return f(m, t, layer, h, x);
+    return ad_add(t, x, ad_dropout(t, f(m, t, layer, h, NULL), p));
+}
+
 Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T) {
     AL_ASSERT(x->ndim == 3 && x->shape[1] == T);
-    float p = m->cfg.dropout;
-    /* Without dropout (ad_dropout returns its input) the residual adds happen in the
-     * GEMMs of the attention's output projection and of fc2; with it, dropout sits
-     * between the sublayer and the add. */
-    int fuse = !t->training || p == 0.0f;
     for (int l = 0; l < m->cfg.n_layers; l++) {
-        const Block *b = &m->blocks[l];
-        Tensor *h = norm(m, t, x, &b->ln1);
-        x = fuse ? attention(m, t, l, h, x) : ad_add(t, x, ad_dropout(t, attention(m, t, l, h, NULL), p));
-        h = norm(m, t, x, &b->ln2);
-        x = fuse ? mlp(m, t, b, h, x) : ad_add(t, x, ad_dropout(t, mlp(m, t, b, h, NULL), p));
+        x = residual(m, t, l, x, &m->blocks[l].ln1, attention);
+        x = residual(m, t, l, x, &m->blocks[l].ln2, mlp);
     }
     return norm(m, t, x, &m->ln_f);
 }
