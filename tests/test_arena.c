@@ -274,7 +274,7 @@ static void fw_run(FwNet *m, int mode, float *grads_out) {
     if (mode == 0)
         for (int k = 0; k < t.n; k++) {
             tape_grad_settle(t.entries[k].out);
-            for (int i = 0; i < 4; i++) tape_grad_settle(t.entries[k].in[i]);
+            for (int i = 0; i < TAPE_MAX_IN; i++) tape_grad_settle(t.entries[k].in[i]);
         }
     tape_backward(&t, loss);
     for (int i = 0; i < FW_PARAMS; i++) tape_grad_settle(&m->p[i]);

@@ -24,6 +24,8 @@ static double entry_flops(const TapeEntry *e, const Model *m) {
         return 2.0 * (double)a->n * b->shape[0];
     case OP_MATMUL:
         return 2.0 * (double)e->out->n * a->shape[a->ndim - 1];
+    case OP_MLP:      /* x (…, in) · W1ᵀ, W1 (hidden, in), then · W2ᵀ, W2 (out, hidden) */
+        return 2.0 * (double)a->n * b->shape[0] + 2.0 * (double)e->out->n * e->in[3]->shape[1];
     case OP_ATTENTION: {   /* q (B,H,Tq,D), k (B,H,Tk,D), v (B,H,Tk,Dv) */
         double bh = (double)a->shape[0] * a->shape[1], tq = a->shape[2], tk = b->shape[2];
         return bh * tq * tk * (2.0 * a->shape[3] + 2.0 * v->shape[3]);

@@ -14,6 +14,7 @@ static const GroupFn GROUPS[] = {
     grad_cases_linalg, grad_cases_pointwise, grad_cases_gather,
     grad_cases_norm,   grad_cases_softmax,   grad_cases_attention,
     grad_cases_efficient, grad_cases_lstm, grad_cases_anna,
+    grad_cases_mlp,
 };
 #define N_GROUPS (int)(sizeof GROUPS / sizeof GROUPS[0])
 

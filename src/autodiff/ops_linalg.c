@@ -6,18 +6,7 @@
 #include "attnlab/util/error.h"
 
 #include "grad_put.h"
-
-#include "attnlab/util/gemm.h"
-#include <string.h>
-
-/* C (m, n) = op(A)·op(B) + beta·C, where op(A) is (m, k) and op(B) is (k, n).
- * A is stored (m, k), or (k, m) when ta; B is stored (k, n), or (n, k) when tb.
- * All three are dense, so the leading dimensions follow from the shapes. */
-static void sgemm(int ta, int tb, int m, int n, int k, const float *A, const float *B,
-                  float beta, float *C) {
-    al_sgemm(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                m, n, k, 1.0f, A, ta ? m : k, B, tb ? k : n, beta, C, n);
-}
+#include "linalg.h"
 
 /* ------------------------------------------------------------------------------ */
 /* matmul: a is (…, M, K) [(…, K, M) if ta], b is (…, K, N) [(…, N, K) if tb] with
@@ -121,24 +110,6 @@ static void linear_backward(TapeEntry *e) {
     if (w->grad) sgemm(1, 0, out, in, rows, dy, x->data, tape_grad_acc(w) ? 1.0f : 0.0f, w->grad);  /* dW = dyᵀ·x */
     if (bias && bias->grad) grad_put_colsum(bias->grad, dy, NULL, 1.0f, rows, out, tape_grad_acc(bias));
     if (res && res->grad) grad_put(res->grad, dy, NULL, 1.0f, y->n, tape_grad_acc(res));            /* dres = dy */
-}
-
-/* y's rows = res + bias, res, bias, or nothing to add (then sgemm's beta is 0).
- * The pass is free: with beta = 0, OpenBLAS zeroes y in a pass of its own. */
-static float linear_init(float *y, const float *bias, const float *res, long rows, int out) {
-    if (!bias && !res) return 0.0f;
-    if (!bias) {
-        memcpy(y, res, (size_t)(rows * out) * sizeof(float));
-        return 1.0f;
-    }
-    for (long r = 0; r < rows; r++) {
-        float *yr = y + r * out;
-        if (res)
-            for (int j = 0; j < out; j++) yr[j] = res[r * out + j] + bias[j];
-        else
-            for (int j = 0; j < out; j++) yr[j] = bias[j];
-    }
-    return 1.0f;
 }
 
 Tensor *ad_linear_residual(Tape *t, Tensor *x, Tensor *w, Tensor *b, Tensor *res) {

@@ -19,7 +19,7 @@ static const char *const OP_NAMES[OP_COUNT] = {
     [OP_ATTENTION] = "attention",   [OP_LINEAR_ATTENTION] = "linear_attention",
     [OP_ATTENTION_HEADS] = "attention_heads",
     [OP_SPARSE_ATTENTION] = "sparse_attention", [OP_LSTM] = "lstm",
-    [OP_ANNA_ATTENTION] = "anna_attention",
+    [OP_ANNA_ATTENTION] = "anna_attention", [OP_MLP] = "mlp",
 };
 
 const char *op_name(OpKind op) {
@@ -37,6 +37,7 @@ void tape_init(Tape *t, Arena *arena) {
 
 void tape_reset(Tape *t) {
     t->n = 0;
+    t->walked = 0;
     arena_reset(t->arena);
 }
 
@@ -126,13 +127,15 @@ void tape_backward(Tape *t, Tensor *loss) {
 
 void tape_backward_from(Tape *t, Tensor *out, const float *dout) {
     AL_ASSERT(out->grad);
+    AL_ASSERT(!t->walked);   /* one backward per forward: a backward may consume saved data */
+    t->walked = 1;
     memcpy(out->grad, dout, (size_t)out->n * sizeof(float));
     grad_base(out)->grad_fresh = 0;
     for (int k = t->n - 1; k >= 0; k--) {
         TapeEntry *e = &t->entries[k];
         if (grad_base(e->out)->grad_fresh) continue;   /* no gradient reached it */
         if (!e->first_write)
-            for (int i = 0; i < 4; i++) tape_grad_settle(e->in[i]);
+            for (int i = 0; i < TAPE_MAX_IN; i++) tape_grad_settle(e->in[i]);
         int fault = (int)e->op == t->fault_op;
         if (fault) scale_grad(e->out, t->fault_scale);
         e->backward(e);
@@ -142,6 +145,6 @@ void tape_backward_from(Tape *t, Tensor *out, const float *dout) {
     for (int k = 0; k < t->n; k++) {
         TapeEntry *e = &t->entries[k];
         tape_grad_settle(e->out);
-        for (int i = 0; i < 4; i++) tape_grad_settle(e->in[i]);
+        for (int i = 0; i < TAPE_MAX_IN; i++) tape_grad_settle(e->in[i]);
     }
 }

@@ -193,9 +193,9 @@ static Tensor *transformer_step(Decoder *d, Tensor *x) {
                *v = ad_linear(t, h, b->v.w, b->v.b);
         Tensor *y = tape_tensor(t, 0, 3, (int[]){B, 1, dm});
         attention_step(d, l, q, k, v, y);
-        x = ad_add(t, x, ad_linear(t, y, b->o.w, b->o.b));
+        x = ad_linear_residual(t, y, b->o.w, b->o.b, x);   /* as transformer_forward without dropout */
         h = ad_layernorm(t, x, b->ln2.g, b->ln2.b, m->cfg.ln_eps);
-        x = ad_add(t, x, ad_linear(t, ad_gelu(t, ad_linear(t, h, b->fc1.w, b->fc1.b), kind), b->fc2.w, b->fc2.b));
+        x = ad_mlp(t, h, b->fc1.w, b->fc1.b, b->fc2.w, b->fc2.b, x, kind);
     }
     return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
 }

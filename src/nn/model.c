@@ -225,7 +225,10 @@ size_t model_memory_estimate(const CfgModel *c, int vocab_size, int n_classes, i
     m.params = 4 * F * model_param_count(c, vocab_size, n_classes, max_len);
     if (c->type == MODEL_TRANSFORMER && c->positional == POS_SINUSOIDAL) m.params += F * max_len * d;
     double h = (double)c->mlp_ratio * d;
-    double per_layer = c->type == MODEL_LSTM ? 20 * d : 36 * d + 5 * h;     /* values + gradients */
+    /* Values + gradients.  A block's MLP (ad_mlp) keeps GELU(h) and GELU'(h) of its
+     * hidden layer; without dropout the two residual adds happen inside the GEMMs
+     * (ad_linear_residual, ad_mlp), so their outputs are two (B,T,d) tensors fewer. */
+    double per_layer = c->type == MODEL_LSTM ? 20 * d : (c->dropout > 0 ? 36 : 32) * d + 2 * h;
     m.activations = arena * F * rows * (10 * d /* embeddings */ + L * per_layer + 2 * d /* ln_f */ + 2);
     if (c->type == MODEL_TRANSFORMER) {
         m.attention = arena * F * L * attention_floats(c, batch, max_len);

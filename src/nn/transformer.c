@@ -106,25 +106,36 @@ static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Ten
     return ad_attention_heads(t, q, k, v, H, a->causal, scale);
 }
 
-/* h is (B, T, d). */
-static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h) {
+/* A block's sublayer: h (B, T, d) → (B, T, d), plus res (NULL or (B, T, d)) added
+ * inside its last GEMM. */
+typedef Tensor *(*Sublayer)(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res);
+
+static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res) {
     const Block *b = &m->blocks[layer];
     Tensor *q = linear(t, h, &b->q), *k = linear(t, h, &b->k), *v = linear(t, h, &b->v);
-    return linear(t, mix(m, t, layer, q, k, v), &b->o);
+    return ad_linear_residual(t, mix(m, t, layer, q, k, v), b->o.w, b->o.b, res);
 }
 
-static Tensor *mlp(const Model *m, Tape *t, const Block *b, Tensor *h) {
+static Tensor *mlp(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res) {
+    const Block *b = &m->blocks[layer];
     AdGelu kind = m->cfg.activation == ACT_GELU_ERF ? GELU_ERF : GELU_TANH;
-    return linear(t, ad_gelu(t, linear(t, h, &b->fc1), kind), &b->fc2);
+    return ad_mlp(t, h, b->fc1.w, b->fc1.b, b->fc2.w, b->fc2.b, res, kind);
+}
+
+/* x + dropout(f(norm(x))).  Without dropout (ad_dropout would return its input) the
+ * add happens inside f's last GEMM; with it, dropout sits between f and the add. */
+static Tensor *residual(const Model *m, Tape *t, int layer, Tensor *x, const Norm *n, Sublayer f) {
+    float p = m->cfg.dropout;
+    Tensor *h = norm(m, t, x, n);
+    if (!t->training || p == 0.0f) return f(m, t, layer, h, x);
+    return ad_add(t, x, ad_dropout(t, f(m, t, layer, h, NULL), p));
 }
 
 Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T) {
     AL_ASSERT(x->ndim == 3 && x->shape[1] == T);
-    float p = m->cfg.dropout;
     for (int l = 0; l < m->cfg.n_layers; l++) {
-        const Block *b = &m->blocks[l];
-        x = ad_add(t, x, ad_dropout(t, attention(m, t, l, norm(m, t, x, &b->ln1)), p));
-        x = ad_add(t, x, ad_dropout(t, mlp(m, t, b, norm(m, t, x, &b->ln2)), p));
+        x = residual(m, t, l, x, &m->blocks[l].ln1, attention);
+        x = residual(m, t, l, x, &m->blocks[l].ln2, mlp);
     }
     return norm(m, t, x, &m->ln_f);
 }

@@ -5,6 +5,7 @@
  *
  * Where each op lives:
  *   ops_linalg.c     matmul, linear
+ *   ops_mlp.c        the fused MLP (linear → GeLU → linear)
  *   ops_pointwise.c  add, sub, mul, scale, sum, mean, gelu, elu, relu, dropout
  *   ops_gather.c     embedding, reshape, split_heads, merge_heads
  *   ops_norm.c       layernorm, l2norm
@@ -43,6 +44,14 @@ Tensor *ad_mean(Tape *t, Tensor *a);   /* → shape (1) */
 
 typedef enum AdGelu { GELU_TANH, GELU_ERF } AdGelu;
 Tensor *ad_gelu(Tape *t, Tensor *x, AdGelu kind);
+/* A transformer block's MLP as one op: y = GELU(x·W1ᵀ + b1)·W2ᵀ + b2 + res.
+ * x (…, D), w1 (Hd, D), b1 (Hd), w2 (O, Hd), b2 (O), res NULL or y's shape (a
+ * residual stream, added inside the fc2 GEMM as in ad_linear_residual); y (…, O).
+ * Equals ad_linear → ad_gelu → ad_linear(_residual) to 1e-5 but stores only
+ * GELU(h) and GELU′(h) of the hidden layer h — 2·rows·Hd floats instead of 5 —
+ * and its backward needs no scratch: it writes the hidden gradients over them, so
+ * a tape holding it is walked backward once (tape.h).  Recorded as OP_MLP. */
+Tensor *ad_mlp(Tape *t, Tensor *x, Tensor *w1, Tensor *b1, Tensor *w2, Tensor *b2, Tensor *res, AdGelu kind);
 Tensor *ad_elu(Tape *t, Tensor *x);    /* alpha = 1 */
 Tensor *ad_relu(Tape *t, Tensor *x);
 /* Inverted dropout: zero with probability p, scale kept entries by 1/(1−p).  Only

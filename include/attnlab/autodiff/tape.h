@@ -29,7 +29,13 @@
  *  - tensor_init makes a grad that is not fresh: parameters and other caller-owned
  *    grads accumulate as always (zero them before the step), unless the caller
  *    declares them fresh with tape_grad_fresh() — then their first writer stores,
- *    and tape_grad_settle() zeroes any that no entry wrote. */
+ *    and tape_grad_settle() zeroes any that no entry wrote.
+ *
+ * One backward per forward.  A backward may consume its entry's saved data (the
+ * fused MLP's backward writes its hidden gradients over the saved activations),
+ * so a tape is walked backward at most once between tape_reset()s: a second
+ * tape_backward on the same entries is an AL_ASSERT failure.  Record again (reset,
+ * forward) for another backward. */
 #ifndef ATTNLAB_AUTODIFF_TAPE_H
 #define ATTNLAB_AUTODIFF_TAPE_H
 
@@ -64,10 +70,14 @@ typedef enum OpKind {
     OP_SPARSE_ATTENTION, /* causal softmax over a local window + block summaries */
     OP_LSTM,          /* a whole LSTM layer over a sequence */
     OP_ANNA_ATTENTION, /* LSH attention with fixed hashes; gradient w.r.t. v only */
+    OP_MLP,           /* GELU(x·W1ᵀ + b1)·W2ᵀ + b2 (+ res) in one op: the hidden layer's values
+                       * and grads are never stored (ops_mlp.c) */
     OP_COUNT
 } OpKind;
 
 const char *op_name(OpKind op);
+
+#define TAPE_MAX_IN 6   /* inputs of one entry: the fused MLP's x, w1, b1, w2, b2, res */
 
 typedef struct TapeEntry TapeEntry;
 typedef void (*AdBackwardFn)(TapeEntry *e);
@@ -76,7 +86,7 @@ struct TapeEntry {
     OpKind       op;
     AdBackwardFn backward;
     Tensor      *out;
-    Tensor      *in[4];      /* unused slots NULL; tape_record fills the first three */
+    Tensor      *in[TAPE_MAX_IN]; /* unused slots NULL; tape_record fills the first three */
     void        *saved[3];   /* op-specific arena buffers (probabilities, mean/rstd, ids, mask) */
     float        f[4];       /* op-specific scalars */
     int          i[4];       /* op-specific integers */
@@ -100,6 +110,7 @@ typedef struct Tape {
      * prove it catches a wrong backward.  Never set outside tests. */
     int        fault_op;
     float      fault_scale;
+    int        walked;        /* 1 once tape_backward ran; tape_reset clears it (see the top) */
 } Tape;
 
 void tape_init(Tape *t, Arena *arena);
@@ -129,8 +140,9 @@ void tape_grad_fresh(Tensor *x);
 void tape_grad_settle(Tensor *x);
 
 /* loss must be a scalar with a grad: seeds it with 1 and runs every entry's backward
- * in reverse order.  Parameter grads accumulate (zero them before the step), or
- * are stored by their first writer when declared fresh. */
+ * in reverse order, once per forward (see the top).  Parameter grads accumulate
+ * (zero them before the step), or are stored by their first writer when declared
+ * fresh. */
 void tape_backward(Tape *t, Tensor *loss);
 /* The same from any output: out->grad is set to dout (out->n values) first. */
 void tape_backward_from(Tape *t, Tensor *out, const float *dout);

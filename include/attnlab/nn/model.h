@@ -101,10 +101,13 @@ double  model_param_count(const CfgModel *c, int vocab_size, int n_classes, int 
  * water):
  *   params       4·f·P                  values, gradients, Adam's m and v
  *                                       (+ f·T·d for a sinusoidal table)
- *   activations  a·f·B·T·(10d + L·A + 2d + 2) with A = 36d + 5h per transformer
- *                block (values and gradients of ~18 (B,T,d) and 2 (B,T,h) tensors,
- *                GeLU's saved derivative), 20d per LSTM layer; 10d the embeddings,
- *                2d the final LayerNorm
+ *   activations  a·f·B·T·(10d + L·A + 2d + 2) with A = 36d + 2h per transformer
+ *                block with dropout (values and gradients of ~18 (B,T,d) tensors;
+ *                the fused MLP, ad_mlp, keeps its hidden layer only as GELU(h) and
+ *                GELU′(h)), A = 32d + 2h without dropout (the two residual adds
+ *                happen inside the output projection's and fc2's GEMMs: two
+ *                tensors fewer), 20d per LSTM layer; 10d the embeddings, 2d the
+ *                final LayerNorm
  *   attention    a·f·L·S, S per layer: softmax 2·min(T, 32)·T (two row blocks of
  *                scores: the fused kernel recomputes P in its backward,
  *                ad_attention_saved_bytes); sparse (B·H + 1)·pairs + 3T
