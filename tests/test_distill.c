@@ -20,12 +20,16 @@ static char tmp[256];
 
 static char *slurp(const char *path) { return tu_read_file(path, NULL); }
 
-/* Mean error of the cell "tables,funcs," in a one-layer grid CSV; −1 if absent. */
+/* Mean test error of the cell "tables,funcs," in a one-layer grid CSV (the third
+ * column after them: valid mean, valid std, test mean); −1 if absent. */
 static double cell(const char *csv, int tables, int funcs) {
     char key[32];
     snprintf(key, sizeof key, "\n%d,%d,", tables, funcs);
     const char *p = strstr(csv, key);
-    return p ? atof(p + strlen(key)) : -1;
+    if (!p) return -1;
+    p += strlen(key);
+    for (int skip = 0; skip < 2 && p; skip++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+    return p ? atof(p) : -1;
 }
 
 int main(void) {
@@ -46,7 +50,8 @@ int main(void) {
 
     snprintf(path, sizeof path, "%s/anna_grid.csv", out);
     char *csv = slurp(path);
-    CHECK(csv && !strncmp(csv, "layer0_tables,layer0_funcs,mean_error,std_error,runs\n", 52), "csv header: %.80s", csv ? csv : "");
+    const char *header = "layer0_tables,layer0_funcs,valid_mean_error,valid_std_error,test_mean_error,test_std_error,runs\n";
+    CHECK(csv && !strncmp(csv, header, strlen(header)), "csv header: %.120s", csv ? csv : "");
     int rows = 0;
     for (const char *p = csv; p && *p; p++) rows += *p == '\n';
     CHECK(rows == 1 + 6 * 3, "csv has %d lines, want 19", rows);
@@ -125,7 +130,8 @@ int main(void) {
     snprintf(cfg, sizeof cfg, "%s/c9.json", tmp);
     f = fopen(cfg, "w");
     fputs("{ \"task\": {\"type\": \"match2\", \"seq_len\": 8, \"modulus\": 7, \"train_size\": 32},\n"
-          "  \"model\": {\"d_model\": 8, \"n_layers\": 9}, \"train\": {\"steps\": 2, \"batch_size\": 4},\n"
+          "  \"model\": {\"d_model\": 8, \"n_layers\": 9, \"attention\": {\"score\": \"unit_norm\"}},\n"
+          "  \"train\": {\"steps\": 2, \"batch_size\": 4},\n"
           "  \"eval\": {\"every\": 2, \"test_size\": 8} }\n", f);
     fclose(f);
     snprintf(out, sizeof out, "%s/run9", tmp);

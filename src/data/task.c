@@ -370,6 +370,38 @@ int task_build(const Config *c, TaskData *td, AlError *err) {
     return 0;
 }
 
+int task_build_validation(const Config *c, const TaskData *td, Dataset *out, AlError *err) {
+    memset(out, 0, sizeof *out);
+    const int n = c->distill.valid_size ? c->distill.valid_size : c->eval.test_size;
+    const char *src = *td->source ? td->source : "config";
+    if (c->task.type == TASK_FILE)
+        return al_fail(err, 2, "%s: distill.valid_size: task.type \"file\" has no generator to draw a validation "
+                       "split from (distil a generated task)", src);
+    Rng rng = rng_stream(c->seed, 0x76616c6964 /* "valid" */);
+    int rc;
+    if (c->task.type == TASK_MATCH2) {
+        SeqSet seen;
+        seqset_init(&seen, c->task.seq_len, td->train.n + td->test.n);
+        seqset_add_rows(&seen, td->train.tokens, td->train.n);
+        seqset_add_rows(&seen, td->test.tokens, td->test.n);
+        rc = match2_check_size(n, c->task.seq_len, c->task.modulus, err);
+        if (!rc) rc = match2_generate(out, n, c->task.seq_len, c->task.modulus, &rng, &seen, NULL, err);
+        seqset_free(&seen);
+    } else {
+        SeqSet keys;
+        seqset_init(&keys, td->gen.max_len, td->train.n + td->test.n);
+        taskgen_add_keys(&td->gen, &td->train, &keys);
+        taskgen_add_keys(&td->gen, &td->test, &keys);
+        rc = taskgen_dataset(&td->gen, SPLIT_TEST, n, &rng, &keys, NULL, out, err);
+        seqset_free(&keys);
+    }
+    if (rc) {
+        al_error_prefix(err, "%s: distill.valid_size (validation split of %d rows)", src, n);
+        return err->code;
+    }
+    return 0;
+}
+
 void task_free(TaskData *td) {
     dataset_free(&td->train);
     dataset_free(&td->test);
