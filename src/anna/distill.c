@@ -436,11 +436,7 @@ static void clock_draw_done(void *arg) {
 
 /* ---- the evaluation sets ---- */
 
-/* A copy of src; with score_all, a k-hop row's position 0 (the hop-count token,
- * DATASET_IGNORE for training) gets the null class as target, so every position
- * is scored — the ANNA paper's "error on all the tokens" (docs/anna.md).  Other
- * tasks keep their scored positions (padding is never a token to score). */
-static void eval_set(const Config *cfg, const TaskData *td, const Dataset *src, Dataset *out) {
+void distill_eval_set(const Config *cfg, const TaskData *td, const Dataset *src, Dataset *out) {
     dataset_alloc(out, src->n, src->seq_len, src->vocab_size, src->n_classes);
     memcpy(out->tokens, src->tokens, (size_t)src->n * src->seq_len * sizeof(int));
     memcpy(out->targets, src->targets, (size_t)src->n * src->seq_len * sizeof(int));
@@ -476,8 +472,8 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     if (grid_from_config(&cfg->distill, m->cfg.n_layers, &g, err)) return err->code;
     Dataset drawn, valid, test;
     if (task_build_validation(cfg, td, &drawn, err)) return err->code;
-    eval_set(cfg, td, &drawn, &valid);
-    eval_set(cfg, td, &td->test, &test);
+    distill_eval_set(cfg, td, &drawn, &valid);
+    distill_eval_set(cfg, td, &td->test, &test);
     dataset_free(&drawn);
     Arena arena;
     arena_init(&arena, 8u << 20);

@@ -77,6 +77,13 @@ double anna_test_error(Model *m, Tape *t, const Dataset *test, const AnnaHashes 
 int distill_cell_error(const Config *cfg, Model *m, Tape *t, const Dataset *test, const AnnaCell *cell,
                        double *mean, double *std, AlError *err);
 
+/* A copy of src (td's test set or validation split) as the grid scores it: with
+ * distill.score_all, a k-hop row's position 0 (the hop-count token, DATASET_IGNORE
+ * in training) gets the null class as target, so every position is scored — the
+ * paper's "error on all the tokens".  Other tasks keep their scored positions
+ * (padding is never a token to score).  dataset_free it. */
+void distill_eval_set(const Config *cfg, const TaskData *td, const Dataset *src, Dataset *out);
+
 /* Runs cfg->distill's grid on m (a trained softmax transformer with unit-norm
  * scores) over a validation split and td's test set and writes the outputs into dir; then, if distill.finetune_steps > 0, fine-tunes
  * (finetune.h) on td's training data.  m's parameters are left as they were.
