@@ -18,7 +18,7 @@ static void khop_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Exampl
 
 static int khop_generator(const CfgTask *t, TaskData *td, AlError *err) {
     KhopTask *k = &td->params.khop;
-    k->p = (KhopParams){ t->alphabet, t->seq_len, t->min_hops, t->max_hops };
+    k->p = (KhopParams){ t->alphabet, t->seq_len, t->min_hops, t->max_hops, t->score_first };
     k->test_hops = t->test_hops;
     if (khop_check(&k->p, err)) return err->code;
     /* khop_sample asserts it: a test hop count outside training has no hop token

@@ -152,6 +152,9 @@ static const CfgKey cfg_keys[] = {
       ONLY_FOR_TASKS(KHOP), .doc = "most hops of a training example" },
     { "task.test_hops", CFG_INT, AT(task.test_hops), IN(-1, 4096), .def = -1,
       ONLY_FOR_TASKS(KHOP), .doc = "hop count of every test example; -1 = drawn like training" },
+    { "task.score_first", CFG_BOOL, AT(task.score_first), .def = 0, ONLY_FOR_TASKS(KHOP),
+      .doc = "position 0 (the hop-count token) has the null class as target, scored in training and tests, like "
+             "the public generator's constant blank there; false: not scored" },
     { "task.n_ops", CFG_INT, AT(task.n_ops), IN(1, 100), .def = 3,
       ONLY_FOR_TASKS(ARITH), .doc = "operators per expression (paper 004's sizes 3..6 at CPU scale)" },
     { "task.under", CFG_BOOL, AT(task.under), .def = 0,

@@ -40,6 +40,7 @@ typedef struct CfgTask {
     int alphabet;            /* khop, index_lookup: |Σ| */
     int min_hops, max_hops;  /* khop: training hop counts, uniform over [min, max] */
     int test_hops;           /* khop: hop count of test examples; −1 = same range as training */
+    int score_first;         /* khop bool: score position 0 (target: the null class) in training and tests */
     int min_len;             /* index_lookup: fewest symbols of a training example */
     int n_ops;               /* arith: operators per expression */
     int under;               /* arith: bool, training operator counts 1..n_ops ∝ i (public --under) */
