@@ -254,6 +254,12 @@ static int match2_sizes(const Config *c, AlError *err) {
         al_error_prefix(err, "eval.test_size");
         return err->code;
     }
+    /* Distillation's validation split (task_build_validation): refused before training. */
+    if (c->distill.enabled && c->distill.valid_size &&
+        match2_check_size(c->distill.valid_size, c->task.seq_len, c->task.modulus, err)) {
+        al_error_prefix(err, "distill.valid_size");
+        return err->code;
+    }
     return 0;
 }
 
