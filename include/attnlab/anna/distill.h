@@ -33,7 +33,8 @@
  *                       "validation") with its validation and test errors, settings
  *   anna_error_vs_tables.svg, anna_heatmap.svg   one distilled layer: error vs ℓ with
  *                       one series per z (paper Fig. 1a) and the ℓ × z heatmap
- *   anna_layers_heatmap.svg   two layers: layer-1 ℓ × layer-2 ℓ, best over z (Fig. 1b)
+ *   anna_layers_heatmap.svg   two layers: layer-1 ℓ × layer-2 ℓ, the test error of the z
+ *                       pair of least validation error (Fig. 1b: best over z)
  * and, with distill.finetune_steps > 0, fine-tuning with ANNA in the loop
  * (finetune.h): anna_finetune.csv and a "finetune" entry in anna_summary.json. */
 #ifndef ATTNLAB_ANNA_DISTILL_H
