@@ -73,7 +73,7 @@ cfg="$work/c.json"
 cat >"$cfg" <<'EOF'
 { "name": "faults", "seed": 7,
   "task": {"type": "match2", "seq_len": 16, "modulus": 17, "train_size": 512},
-  "model": {"d_model": 32, "n_heads": 2},
+  "model": {"d_model": 32, "n_heads": 2, "attention": {"score": "unit_norm"}},
   "train": {"lr": 0.01, "batch_size": 16, "steps": 120},
   "eval": {"every": 40, "test_size": 64, "checkpoint_every": 20} }
 EOF

@@ -2,8 +2,9 @@
  *
  * 1. ANNA against a brute-force reference that enumerates buckets explicitly: a
  *    separately written slow hash (normalisation and projections in double with
- *    explicit dot products, an explicit sign / argmax per function, buckets kept
- *    per function rather than packed), then for every query, table and key a
+ *    explicit dot products — the cross-polytope rotation as explicit Hadamard
+ *    matrix products — an explicit sign / argmax per function, buckets kept per
+ *    function rather than packed), then for every query, table and key a
  *    comparison of all z buckets, y_i = Σ colliding v_j / #collisions (0 if none).
  *    Both families, causal and not, several (n, d, dv, ℓ, z), with empty unions.
  *    lsh_hash's packed codes are also unpacked and compared with the slow buckets.
@@ -14,9 +15,12 @@
  *    large ℓ, z equals EMA: only identical vectors still collide.
  * 3. EMA against the O(N²) definition (−0 = +0, NaN rows match nothing).
  * 4. Hash properties: hyperplane collisions at angle θ ≈ (1 − θ/π)^z over many
- *    tables and seeds (5σ binomial tolerance); cross-polytope buckets uniform and
- *    collisions matching an independent Monte-Carlo simulation; θ = 0 and θ = π;
- *    determinism by seed, different seeds differ, (ℓ, z) nesting, init errors.
+ *    tables and seeds (5σ binomial tolerance); the fast Walsh–Hadamard transform
+ *    against the Hadamard matrix product; the pseudo-rotation is p^{3/2} times an
+ *    orthogonal map; cross-polytope collisions against the angle match an exact
+ *    Haar rotation (Householder QR of a Gaussian matrix) within Monte-Carlo error;
+ *    buckets uniform, also for a last function of smaller dimension; θ = 0 and
+ *    θ = π; determinism by seed, different seeds differ, (ℓ, z) nesting, init errors.
  * 5. anna_attention_heads equals per-head calls.
  * 6. A timing table (printed, not asserted): N = 256 … 16384, d = 64, ℓ = 8, z = 2.
  *
@@ -65,26 +69,47 @@ static void must_init(Lsh *lsh, LshFamily fam, int d, int l, int z, uint64_t see
 /* The slow hash: buckets[(i·ℓ + t)·z + f] for each of n rows.  Returns how many
  * (row, function) decisions had a margin below AMBIGUOUS. */
 
-static int slow_bucket(const Lsh *lsh, const double *xhat, int t, int f, double *margin) {
-    const int d = lsh->dim, w = lsh->width, np = lsh->n_proj;
-    const long col0 = ((long)t * lsh->n_funcs + f) * w;
-    double y[1024];
-    for (int c = 0; c < w; c++) {
-        y[c] = 0;
-        for (int r = 0; r < d; r++) y[c] += xhat[r] * (double)lsh->proj[(long)r * np + col0 + c];
+/* (−1)^popcount(i & j): entry (i, j) of the unnormalised Hadamard matrix. */
+static double hadamard(int i, int j) { return __builtin_popcount((unsigned)(i & j)) & 1 ? -1.0 : 1.0; }
+
+/* Cross-polytope rotation by definition, in double: y = H·D₃·H·D₂·H·D₁·[x; 0] with
+ * H as an explicit matrix product (not a fast transform), scaled by p^{-3/2} so the
+ * map is orthogonal and margins are on the unit scale. */
+static void slow_rotate(const Lsh *lsh, int t, int f, const double *xhat, double *y) {
+    const int p = lsh->rot_dim, d = lsh->dim;
+    const float *s = lsh->signs + ((long)t * lsh->n_funcs + f) * LSH_ROTATIONS * p;
+    double u[1024], w[1024];
+    for (int c = 0; c < p; c++) u[c] = c < d ? xhat[c] : 0.0;
+    for (int r = 0; r < LSH_ROTATIONS; r++) {
+        for (int c = 0; c < p; c++) w[c] = u[c] * s[r * p + c];
+        for (int i = 0; i < p; i++) {
+            u[i] = 0;
+            for (int j = 0; j < p; j++) u[i] += hadamard(i, j) * w[j];
+            u[i] /= sqrt((double)p);
+        }
     }
+    memcpy(y, u, (size_t)p * sizeof(double));
+}
+
+static int slow_bucket(const Lsh *lsh, const double *xhat, int t, int f, double *margin) {
+    const int d = lsh->dim;
+    double y[1024];
     if (lsh->family == LSH_HYPERPLANE) {
+        y[0] = 0;
+        for (int r = 0; r < d; r++) y[0] += xhat[r] * (double)lsh->proj[(long)r * lsh->n_proj + (long)t * lsh->n_funcs + f];
         *margin = fabs(y[0]);
         return y[0] >= 0;
     }
+    slow_rotate(lsh, t, f, xhat, y);
+    const int m = f == lsh->n_funcs - 1 ? lsh->last_dim : lsh->rot_dim;
     int best = 0;
-    for (int c = 1; c < w; c++)
+    for (int c = 1; c < m; c++)
         if (fabs(y[c]) > fabs(y[best])) best = c;
     double second = 0;
-    for (int c = 0; c < w; c++)
+    for (int c = 0; c < m; c++)
         if (c != best) second = fmax(second, fabs(y[c]));
     *margin = fmin(fabs(y[best]) - second, fabs(y[best]));
-    return y[best] >= 0 ? best : d + best;
+    return y[best] >= 0 ? best : m + best;
 }
 
 static int slow_hash(const Lsh *lsh, const float *x, int n, int *buckets) {
@@ -134,7 +159,7 @@ static void brute_anna(const Lsh *lsh, const int *bq, const int *bk, const float
 /* ============================================================================== */
 /* 1. ANNA against the brute-force reference. */
 
-typedef struct RefCase { LshFamily fam; int n, d, dv, l, z; } RefCase;
+typedef struct RefCase { LshFamily fam; int n, d, dv, l, z, last; } RefCase;   /* last: lsh_init_last's */
 
 /* Queries of varied norms; half the keys are noisy or exactly scaled copies of
  * queries (real collisions), the rest random; values uniform in [−1, 1]. */
@@ -179,7 +204,8 @@ static long total_empty, total_nonempty;
 static void reference_case(const RefCase *rc, int causal, uint64_t seed, int *redraws) {
     const int n = rc->n, d = rc->d, dv = rc->dv, l = rc->l, z = rc->z;
     Lsh lsh;
-    must_init(&lsh, rc->fam, d, l, z, seed);
+    AlError e = { 0 };
+    CHECK(lsh_init_last(&lsh, rc->fam, d, l, z, rc->last, seed, &e) == 0, "lsh_init_last: %s", e.msg);
     float *q = malloc((size_t)n * d * sizeof(float)), *k = malloc((size_t)n * d * sizeof(float));
     float *v = malloc((size_t)n * dv * sizeof(float)), *out = malloc((size_t)n * dv * sizeof(float));
     float *out2 = malloc((size_t)n * dv * sizeof(float));
@@ -208,8 +234,8 @@ static void reference_case(const RefCase *rc, int causal, uint64_t seed, int *re
         empty += cnt[i] == 0;
         mx = cnt[i] > mx ? cnt[i] : mx;
     }
-    CHECK(err <= OUT_TOL, "%s n=%d d=%d dv=%d l=%d z=%d causal=%d: max |anna - ref| = %.3g",
-          lsh_family_name(rc->fam), n, d, dv, l, z, causal, err);
+    CHECK(err <= OUT_TOL, "%s n=%d d=%d dv=%d l=%d z=%d last=%d causal=%d: max |anna - ref| = %.3g",
+          lsh_family_name(rc->fam), n, d, dv, l, z, rc->last, causal, err);
     CHECK(st.queries == n && fabs(st.mean_collisions - mean) < 1e-9 && st.max_collisions == mx &&
           fabs(st.empty_fraction - (double)empty / n) < 1e-12,
           "stats: mean %.6g vs %.6g, max %ld vs %ld, empty %.4g vs %.4g", st.mean_collisions, mean,
@@ -229,13 +255,19 @@ static void reference_case(const RefCase *rc, int causal, uint64_t seed, int *re
 
 static void test_reference(void) {
     static const RefCase cases[] = {
-        { LSH_HYPERPLANE, 1, 4, 3, 1, 1 },     { LSH_HYPERPLANE, 37, 8, 5, 3, 2 },
-        { LSH_HYPERPLANE, 100, 16, 16, 4, 3 }, { LSH_HYPERPLANE, 200, 32, 7, 8, 2 },
-        { LSH_HYPERPLANE, 64, 5, 4, 2, 8 },    { LSH_HYPERPLANE, 150, 64, 64, 6, 1 },
-        { LSH_CROSSPOLYTOPE, 1, 4, 3, 1, 1 },  { LSH_CROSSPOLYTOPE, 37, 8, 5, 3, 2 },
-        { LSH_CROSSPOLYTOPE, 100, 16, 16, 4, 3 }, { LSH_CROSSPOLYTOPE, 200, 32, 7, 8, 2 },
-        { LSH_CROSSPOLYTOPE, 64, 5, 4, 2, 8 }, { LSH_CROSSPOLYTOPE, 150, 64, 64, 2, 1 },
-        { LSH_CROSSPOLYTOPE, 80, 2, 3, 5, 3 },
+        { LSH_HYPERPLANE, 1, 4, 3, 1, 1, 0 },     { LSH_HYPERPLANE, 37, 8, 5, 3, 2, 0 },
+        { LSH_HYPERPLANE, 100, 16, 16, 4, 3, 0 }, { LSH_HYPERPLANE, 200, 32, 7, 8, 2, 0 },
+        { LSH_HYPERPLANE, 64, 5, 4, 2, 8, 0 },    { LSH_HYPERPLANE, 150, 64, 64, 6, 1, 0 },
+        { LSH_CROSSPOLYTOPE, 1, 4, 3, 1, 1, 0 },  { LSH_CROSSPOLYTOPE, 37, 8, 5, 3, 2, 0 },
+        { LSH_CROSSPOLYTOPE, 100, 16, 16, 4, 3, 0 }, { LSH_CROSSPOLYTOPE, 200, 32, 7, 8, 2, 0 },
+        { LSH_CROSSPOLYTOPE, 64, 20, 4, 2, 8, 0 }, { LSH_CROSSPOLYTOPE, 150, 64, 64, 2, 1, 0 },
+        { LSH_CROSSPOLYTOPE, 80, 2, 3, 5, 3, 0 },
+        /* FALCONN's last dimension: the last function of a table uses m < p coordinates.
+         * (Cross-polytope cases avoid d ≤ 8 with padding, e.g. d = 5 → p = 8: there the
+         * three ±1 rounds leave exact ties between |y_c| whatever the input, which
+         * float rounding decides and a double reference cannot reproduce.) */
+        { LSH_CROSSPOLYTOPE, 120, 16, 8, 6, 2, 4 }, { LSH_CROSSPOLYTOPE, 90, 12, 5, 4, 1, 3 },
+        { LSH_CROSSPOLYTOPE, 60, 33, 7, 3, 3, 1 },
     };
     int redraws = 0, n_cases = (int)(sizeof cases / sizeof cases[0]);
     for (int c = 0; c < n_cases; c++)
@@ -408,42 +440,181 @@ static void test_hyperplane_probability(void) {
     CHECK(collision_rate(LSH_CROSSPOLYTOPE, d, 50, 1, 2, x, y) == 0, "theta = pi never collides (cp)");
 }
 
-/* Independent simulation of one cross-polytope function in double: Gaussian rows
- * from the test's own stream, argmax of |A·x| with its sign. */
-static int cp_ref_bucket(const double *A, const float *x, int d) {
-    int best = 0;
-    double bv = 0;
-    for (int c = 0; c < d; c++) {
-        double s = 0;
-        for (int e = 0; e < d; e++) s += A[c * d + e] * x[e];
-        if (fabs(s) > fabs(bv) || c == 0) { bv = s; best = c; }
+/* The fast Walsh–Hadamard transform against the matrix product H_n·v with
+ * H_n[i][j] = (−1)^popcount(i & j), n = 1 … 256.  Inputs are small integers, so
+ * every sum is exact in float and the two must agree bit for bit. */
+static void test_fwht(void) {
+    Rng r = rng_stream(24, 0);
+    float v[256], ref[256];
+    long bad = 0;
+    for (int lg = 0; lg <= 8; lg++) {
+        const int n = 1 << lg;
+        for (int rep = 0; rep < 3; rep++) {
+            for (int i = 0; i < n; i++) v[i] = (float)((int)rng_below(&r, 21) - 10);
+            for (int i = 0; i < n; i++) {
+                double acc = 0;
+                for (int j = 0; j < n; j++) acc += hadamard(i, j) * v[j];
+                ref[i] = (float)acc;
+            }
+            lsh_fwht(v, lg);
+            for (int i = 0; i < n; i++) bad += v[i] != ref[i];
+        }
     }
-    return bv >= 0 ? best : d + best;
+    CHECK(bad == 0, "fwht differs from the Hadamard matrix product in %ld entries", bad);
 }
 
-static void test_crosspolytope_probability(void) {
-    const int d = 8, l = 2000, seeds = 10, sims = 40000;
-    Rng r = rng_stream(22, 0), sim = rng_stream(23, 0);
-    float x[8], y[8];
-    double A[64];
-    const double pi = 3.14159265358979323846;
-    double prev = 1.0;
-    for (int a = 1; a <= 3; a++) {
-        double theta = a * pi / 8;
-        pair_at_angle(&r, d, theta, x, y);
-        long hits = 0;
-        for (int s = 0; s < sims; s++) {
-            for (int e = 0; e < d * d; e++) A[e] = rng_normal(&sim);
-            hits += cp_ref_bucket(A, x, d) == cp_ref_bucket(A, y, d);
+/* H·D₃·H·D₂·H·D₁ is p^{3/2} times an orthogonal map: norms scale by exactly that,
+ * and inner products too (so angles are kept).  Float tolerance 1e-5 relative. */
+static void test_rotation_orthogonal(void) {
+    static const int dims[] = { 1, 5, 8, 33, 64, 100 };
+    Rng r = rng_stream(25, 0);
+    double worst = 0;
+    for (int k = 0; k < 6; k++) {
+        const int d = dims[k];
+        Lsh lsh;
+        must_init(&lsh, LSH_CROSSPOLYTOPE, d, 3, 2, 90 + (uint64_t)k);
+        const int p = lsh.rot_dim;
+        CHECK(p >= d && p < 2 * d + (d == 1) && (p & (p - 1)) == 0, "d = %d padded to %d", d, p);
+        float x[100], y[100], rx[128], ry[128];
+        for (int rep = 0; rep < 5; rep++) {
+            fill_normal(&r, x, d);
+            fill_normal(&r, y, d);
+            double xx = 0, xy = 0, scale = pow(p, 1.5);
+            for (int c = 0; c < d; c++) xx += (double)x[c] * x[c], xy += (double)x[c] * y[c];
+            for (int t = 0; t < 3; t++)
+                for (int f = 0; f < 2; f++) {
+                    lsh_rotate(&lsh, t, f, x, rx);
+                    lsh_rotate(&lsh, t, f, y, ry);
+                    double rr = 0, rxy = 0;
+                    for (int c = 0; c < p; c++) rr += (double)rx[c] * rx[c], rxy += (double)rx[c] * ry[c];
+                    worst = fmax(worst, fabs(sqrt(rr) / scale - sqrt(xx)) / sqrt(xx));
+                    worst = fmax(worst, fabs(rxy / (scale * scale) - xy) / xx);
+                }
         }
-        double p_ref = (double)hits / sims, got = collision_rate(LSH_CROSSPOLYTOPE, d, l, 1, seeds, x, y);
-        double tol = 5 * sqrt(p_ref * (1 - p_ref) * (1.0 / sims + 1.0 / ((double)l * seeds)));
-        CHECK(fabs(got - p_ref) <= tol, "crosspolytope theta=%d*pi/8: rate %.4f vs simulation %.4f (tol %.4f)",
-              a, got, p_ref, tol);
-        CHECK(got < prev, "collision rate falls with the angle: %.4f after %.4f", got, prev);
-        prev = got;
+        lsh_free(&lsh);
     }
-    /* A fixed direction lands in each of the 2d buckets equally often. */
+    CHECK(worst <= 1e-5, "rotation is not p^(3/2) x orthogonal: worst relative error %.3g", worst);
+}
+
+/* Haar-random orthogonal p × p matrix Q (row-major, double): Householder QR of a
+ * Gaussian matrix, with the signs of R's diagonal moved into Q (Mezzadri 2007),
+ * which makes Q exactly Haar-distributed. */
+static void haar_rotation(Rng *r, int p, double *Q) {
+    double A[64 * 64], v[64];
+    for (int e = 0; e < p * p; e++) A[e] = rng_normal(r);
+    for (int e = 0; e < p * p; e++) Q[e] = 0;
+    for (int i = 0; i < p; i++) Q[i * p + i] = 1;
+    /* A = H_1 … H_p R: apply each reflector to A (below the diagonal) and accumulate
+     * Q = H_1 H_2 … by applying them to the identity from the right. */
+    double sgn[64];
+    for (int k = 0; k < p; k++) {
+        double norm = 0;
+        for (int i = k; i < p; i++) norm += A[i * p + k] * A[i * p + k];
+        norm = sqrt(norm);
+        double alpha = A[k * p + k] >= 0 ? -norm : norm;
+        for (int i = 0; i < p; i++) v[i] = i < k ? 0 : A[i * p + k];
+        v[k] -= alpha;
+        double vv = 0;
+        for (int i = k; i < p; i++) vv += v[i] * v[i];
+        if (vv > 0)
+            for (int j = 0; j < p; j++) {     /* A ← (I − 2vvᵀ/vᵀv) A */
+                double dot = 0;
+                for (int i = k; i < p; i++) dot += v[i] * A[i * p + j];
+                for (int i = k; i < p; i++) A[i * p + j] -= 2 * dot / vv * v[i];
+            }
+        if (vv > 0)
+            for (int i = 0; i < p; i++) {     /* Q ← Q (I − 2vvᵀ/vᵀv) */
+                double dot = 0;
+                for (int j = k; j < p; j++) dot += Q[i * p + j] * v[j];
+                for (int j = k; j < p; j++) Q[i * p + j] -= 2 * dot / vv * v[j];
+            }
+        sgn[k] = A[k * p + k] >= 0 ? 1 : -1;
+    }
+    for (int i = 0; i < p; i++)
+        for (int j = 0; j < p; j++) Q[i * p + j] *= sgn[j];
+}
+
+/* argmax of |y_c| over c < p, with sign: the cross-polytope bucket of y. */
+static int cp_bucket_of(const double *y, int p) {
+    int best = 0;
+    for (int c = 1; c < p; c++)
+        if (fabs(y[c]) > fabs(y[best])) best = c;
+    return y[best] >= 0 ? best : p + best;
+}
+
+/* A uniformly random pair of unit vectors in R^d at angle theta. */
+static void random_pair(Rng *r, int d, double theta, float *x, float *y) {
+    double a[64], b[64], na = 0, ab = 0, nb = 0;
+    for (int c = 0; c < d; c++) a[c] = rng_normal(r), b[c] = rng_normal(r);
+    for (int c = 0; c < d; c++) na += a[c] * a[c];
+    for (int c = 0; c < d; c++) a[c] /= sqrt(na);
+    for (int c = 0; c < d; c++) ab += a[c] * b[c];
+    for (int c = 0; c < d; c++) b[c] -= ab * a[c];
+    for (int c = 0; c < d; c++) nb += b[c] * b[c];
+    for (int c = 0; c < d; c++) {
+        x[c] = (float)a[c];
+        y[c] = (float)(cos(theta) * a[c] + sin(theta) * b[c] / sqrt(nb));
+    }
+}
+
+/* Collision probability of one cross-polytope function against the angle: the
+ * pseudo-rotation (a fresh Lsh per trial) vs an exact Haar rotation (a fresh QR
+ * per trial), each on TRIALS fresh random pairs at 30°, 60°, 90°, 120°, for d = 16
+ * (p = 16) and d = 12 (padded to 16; the exact rotation acts on the padded vector).
+ * The two estimates are independent binomials: they must agree within 4.5σ of
+ * their difference, σ = sqrt(p̂(1 − p̂)·2/TRIALS) (p̂ the pooled estimate); with 8
+ * comparisons a false alarm has probability < 1e-4.  At 30° p ≈ 0.48, so σ ≈ 0.005
+ * and the bound ≈ 0.023. */
+#define CP_TRIALS 20000
+static void test_crosspolytope_probability(void) {
+    static const int dims[] = { 16, 12 };
+    static const int degrees[] = { 30, 60, 90, 120 };
+    const double pi = 3.14159265358979323846;
+    Rng pairs = rng_stream(22, 0), haar = rng_stream(23, 0);
+    double Q[64 * 64];
+    for (int k = 0; k < 2; k++) {
+        const int d = dims[k], p = lsh_padded_dim(d);
+        double prev = 1.0;
+        for (int a = 0; a < 4; a++) {
+            const double theta = degrees[a] * pi / 180;
+            float x[16], y[16];
+            long fast = 0, exact = 0;
+            uint64_t codes[2];
+            for (int s = 0; s < CP_TRIALS; s++) {
+                Lsh lsh;
+                float xy[32];
+                random_pair(&pairs, d, theta, x, y);
+                memcpy(xy, x, (size_t)d * sizeof(float));
+                memcpy(xy + d, y, (size_t)d * sizeof(float));
+                must_init(&lsh, LSH_CROSSPOLYTOPE, d, 1, 1, 100000 * (uint64_t)(k * 4 + a) + (uint64_t)s);
+                lsh_hash(&lsh, xy, 2, codes);
+                fast += codes[0] == codes[1];
+                lsh_free(&lsh);
+            }
+            for (int s = 0; s < CP_TRIALS; s++) {
+                double qx[16] = { 0 }, qy[16] = { 0 };
+                random_pair(&pairs, d, theta, x, y);
+                haar_rotation(&haar, p, Q);
+                for (int i = 0; i < p; i++) {
+                    qx[i] = qy[i] = 0;
+                    for (int j = 0; j < d; j++) qx[i] += Q[i * p + j] * x[j], qy[i] += Q[i * p + j] * y[j];
+                }
+                exact += cp_bucket_of(qx, p) == cp_bucket_of(qy, p);
+            }
+            double pf = (double)fast / CP_TRIALS, pe = (double)exact / CP_TRIALS, pool = (pf + pe) / 2;
+            double tol = 4.5 * sqrt(fmax(pool * (1 - pool), 1e-4) * 2.0 / CP_TRIALS);
+            printf("crosspolytope d=%d (p=%d) theta=%3d deg: pseudo-rotation %.4f, Haar rotation %.4f (tol %.4f)\n",
+                   d, p, degrees[a], pf, pe, tol);
+            CHECK(fabs(pf - pe) <= tol, "crosspolytope d=%d theta=%d deg: %.4f vs exact rotation %.4f (tol %.4f)", d,
+                  degrees[a], pf, pe, tol);
+            CHECK(pf < prev, "collision rate falls with the angle: %.4f after %.4f", pf, prev);
+            prev = pf;
+        }
+    }
+    /* A fixed direction lands in each of the 2p buckets equally often. */
+    const int d = 8;
+    float x[8], y[8];
+    pair_at_angle(&pairs, d, 0.5, x, y);
     Lsh lsh;
     must_init(&lsh, LSH_CROSSPOLYTOPE, d, 16000, 1, 31);
     uint64_t *codes = malloc(16000 * sizeof *codes);
@@ -454,6 +625,21 @@ static void test_crosspolytope_probability(void) {
     for (int b = 0; b < 2 * d; b++) uniform &= within_binomial(hist[b] / 16000.0, 1.0 / 16, 16000, 5);
     CHECK(uniform, "crosspolytope buckets uniform: first counts %ld %ld %ld %ld (want ~1000)", hist[0],
           hist[1], hist[8], hist[15]);
+    lsh_free(&lsh);
+    /* FALCONN's last dimension m = 3 at z = 2: the first function still spreads over
+     * 16 buckets, the last over 2m = 6, uniformly. */
+    AlError e = { 0 };
+    CHECK(lsh_init_last(&lsh, LSH_CROSSPOLYTOPE, d, 16000, 2, 3, 32, &e) == 0, "lsh_init_last: %s", e.msg);
+    lsh_hash(&lsh, x, 1, codes);
+    long first[16] = { 0 }, last[16] = { 0 };
+    for (int t = 0; t < 16000; t++) first[codes[t] & 15]++, last[codes[t] >> lsh.bits]++;
+    uniform = 1;
+    for (int b = 0; b < 16; b++) {
+        uniform &= within_binomial(first[b] / 16000.0, 1.0 / 16, 16000, 5);
+        uniform &= b < 6 ? within_binomial(last[b] / 16000.0, 1.0 / 6, 16000, 5) : last[b] == 0;
+    }
+    CHECK(lsh.bits == 4 && uniform, "last dimension 3: last-function counts %ld %ld %ld %ld %ld %ld | %ld (want ~2667, "
+          "then 0)", last[0], last[1], last[2], last[3], last[4], last[5], last[6]);
     free(codes);
     lsh_free(&lsh);
 }
@@ -495,7 +681,7 @@ static void expect_init_error(LshFamily fam, int d, int l, int z, const char *ne
     Lsh lsh;
     AlError err = { 0 };
     int rc = lsh_init(&lsh, fam, d, l, z, 1, &err);
-    CHECK(rc == 2 && strstr(err.msg, needle) && lsh.proj == NULL,
+    CHECK(rc == 2 && strstr(err.msg, needle) && lsh.proj == NULL && lsh.signs == NULL,
           "lsh_init(%s, d=%d, l=%d, z=%d) should fail mentioning '%s': rc %d, '%s'", lsh_family_name(fam), d,
           l, z, needle, rc, err.msg);
     lsh_free(&lsh);
@@ -508,6 +694,12 @@ static void test_init_errors(void) {
     expect_init_error(LSH_HYPERPLANE, 4, 1, 65, "at most 64");
     expect_init_error(LSH_CROSSPOLYTOPE, 64, 1, 10, "at most 9");
     expect_init_error(LSH_HYPERPLANE, 1 << 20, 4096, 64, "too large");
+    AlError err = { 0 };
+    Lsh bad;
+    CHECK(lsh_init_last(&bad, LSH_CROSSPOLYTOPE, 12, 1, 1, 17, 1, &err) == 2 && strstr(err.msg, "[1, 16]"),
+          "last dimension 17 > p = 16: %s", err.msg);
+    CHECK(lsh_init_last(&bad, LSH_HYPERPLANE, 12, 1, 1, 4, 1, &err) == 2 && strstr(err.msg, "hyperplanes"),
+          "last dimension with hyperplanes: %s", err.msg);
     Lsh ok;
     must_init(&ok, LSH_HYPERPLANE, 4, 1, 64, 1);
     lsh_free(&ok);
@@ -598,6 +790,8 @@ int main(void) {
     test_anna_is_ema(LSH_CROSSPOLYTOPE, 64, 12);
     test_ema();
     test_hyperplane_probability();
+    test_fwht();
+    test_rotation_orthogonal();
     test_crosspolytope_probability();
     test_seeds_and_nesting();
     test_init_errors();

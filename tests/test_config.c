@@ -431,27 +431,41 @@ static void test_run_rules(void) {
     /* Distillation: only checked against the model when it will run. */
     Config deep = parse_ok("{\"model\": {\"n_layers\": 9}}");
     CHECK(deep.model.n_layers == 9, "9 layers without distillation");
-    parse_ok("{\"model\": {\"n_layers\": 9}, \"distill\": {\"enabled\": true, \"layers\": \"0..7\"}}");
+    parse_ok("{\"model\": {\"n_layers\": 9, \"attention\": {\"score\": \"unit_norm\"}}, \"distill\": {\"enabled\": true, \"layers\": \"0..7\"}}");
     parse_ok("{\"model\": {\"attention\": {\"type\": \"linear\"}}, \"distill\": {\"funcs\": \"1..10\"}}");
-    EXPECT_FAIL("{\"model\": {\"n_layers\": 9}, \"distill\": {\"enabled\": true}}",
+    EXPECT_FAIL("{\"model\": {\"n_layers\": 9, \"attention\": {\"score\": \"unit_norm\"}}, \"distill\": {\"enabled\": true}}",
                 SRC ": distill.layers \"all\" selects 9 layers (model.n_layers is 9), more than the 8");
     EXPECT_FAIL("{\"model\": {\"type\": \"lstm\"}, \"distill\": {\"enabled\": true}}",
                 SRC ": distill.enabled: ANNA replaces softmax attention, but model.type is \"lstm\"");
-    parse_ok("{\"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"funcs\": \"1..9\"}}");
-    EXPECT_FAIL("{\"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"funcs\": \"1..10\"}}",
+    parse_ok("{\"model\": {\"attention\": {\"score\": \"unit_norm\"}}, \"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"funcs\": \"1..9\"}}");
+    EXPECT_FAIL("{\"model\": {\"attention\": {\"score\": \"unit_norm\"}}, \"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"funcs\": \"1..10\"}}",
                 SRC ": distill.funcs \"1..10\": z = 10 is more than a crosspolytope table holds at d_head = 64 (at "
                 "most 9: 7 bits per function");
-    EXPECT_FAIL("{\"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"finetune_steps\": 5, "
+    EXPECT_FAIL("{\"model\": {\"attention\": {\"score\": \"unit_norm\"}}, \"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", \"finetune_steps\": 5, "
                 "\"finetune_cells\": \"2x12\"}}", SRC ": distill.finetune_cells \"2x12\": z = 12 is more than");
-    EXPECT_FAIL("{\"model\": {\"d_model\": 4096}, \"distill\": {\"enabled\": true, \"family\": \"crosspolytope\", "
-                "\"tables\": \"4096\", \"funcs\": \"4\"}}",
-                SRC ": distill.tables \"4096\": 4096 tables x 4 functions x d_head projections at d_head = 4096");
+    EXPECT_FAIL("{\"model\": {\"d_model\": 65536}, \"distill\": {\"family\": \"crosspolytope\", "
+                "\"tables\": \"4096\", \"funcs\": \"3\"}}",
+                SRC ": distill.tables \"4096\": 4096 tables x 3 functions at d_head = 65536 need more than 2^31 hash "
+                "parameters (3 sign vectors of d_head padded to a power of two each");
+    /* Checked whether or not distillation is enabled (./train distill reads the section too). */
+    EXPECT_FAIL("{\"distill\": {\"family\": \"crosspolytope\", \"funcs\": \"1..10\"}}",
+                SRC ": distill.funcs \"1..10\": z = 10 is more than a crosspolytope table holds");
+    EXPECT_FAIL("{\"distill\": {\"last_dim\": 8}}",
+                SRC ": distill.last_dim (8) applies to distill.family \"crosspolytope\" only");
+    EXPECT_FAIL("{\"distill\": {\"family\": \"crosspolytope\", \"last_dim\": 65}}",
+                SRC ": distill.last_dim (65) must be in [1, 64] (d_head = 64 padded to a power of two)");
+    parse_ok("{\"distill\": {\"family\": \"crosspolytope\", \"last_dim\": 64}}");
+    parse_ok("{\"model\": {\"d_model\": 48}, \"distill\": {\"family\": \"crosspolytope\", \"last_dim\": 64}}");
+    /* ANNA hashes directions: a distilled surrogate must have unit-norm scores. */
+    EXPECT_FAIL("{\"distill\": {\"enabled\": true}}",
+                SRC ": model.attention.score: distillation into ANNA (distill.enabled) needs \"unit_norm\"", "but it is \"dot\"");
+    parse_ok("{\"distill\": {\"enabled\": false}}");
     /* The whole section is checked in one pass, after every --set. */
     Config c;
     cfg_defaults(&c);
     AlError e = { 0 };
-    const char *sets[] = { "distill.enabled=true", "model.n_layers=9" };
-    CHECK(cfg_set_all(&c, sets, 2, SRC, &e) == 2 && starts_with(e.msg, "--set model.n_layers=9: distill.layers"),
+    const char *sets[] = { "model.attention.score=unit_norm", "distill.enabled=true", "model.n_layers=9" };
+    CHECK(cfg_set_all(&c, sets, 3, SRC, &e) == 2 && starts_with(e.msg, "--set model.n_layers=9: distill.layers"),
           "distill after --set: %s", e.msg);
 }
 

@@ -2,7 +2,7 @@
  * surrogate (distill.finetune_steps > 0; src/anna/finetune.c).
  *
  * 1. `./train distill RUN` with fine-tuning, cells "auto": anna_finetune.csv has
- *    the grid's best cell and its best one-table cell; each row's error before
+ *    the grid's best cell and its best one-table cell (by validation error); each row's error before
  *    fine-tuning is the grid's number for that cell (same draws, same model); on
  *    the one-table cell — 1 table of 1 hyperplane, where ANNA averages half the
  *    sequence and the grid error is large — fine-tuning lowers both the error with
@@ -68,11 +68,11 @@ static int csv_rows(const char *csv) {
     return rows - 1;
 }
 
-/* The grid's mean error of cell (tables, funcs) as written, or "" if absent. */
+/* The grid's mean test error of cell (tables, funcs) as written, or "" if absent. */
 static const char *grid_mean(const char *grid, int tables, int funcs, char *out, size_t n) {
     for (int r = 0; r < csv_rows(grid); r++) {
         if ((int)csv_num(grid, r, "layer0_tables") == tables && (int)csv_num(grid, r, "layer0_funcs") == funcs)
-            return csv_field(grid, r, "mean_error", out, n);
+            return csv_field(grid, r, "test_mean_error", out, n);
     }
     out[0] = '\0';
     return out;
@@ -89,12 +89,12 @@ static void test_auto_cells(const char *model_bytes, size_t model_len) {
     CHECK(distill(sets, 2, &err) == 0, "distill with fine-tuning: %s", err.msg);
     char *grid = run_file("anna_grid.csv"), *ft = run_file("anna_finetune.csv"), *sum = run_file("anna_summary.json");
     CHECK(ft && csv_rows(ft) == 2, "anna_finetune.csv: want 2 rows, got %d", ft ? csv_rows(ft) : -1);
-    /* Row 0: the grid's best cell; row 1: its best one-table cell. */
+    /* Row 0: the grid's best cell by validation error; row 1: its best one-table cell. */
     double best = 2;
     int bt = 0, bz = 0;
     for (int r = 0; r < csv_rows(grid); r++)
-        if (csv_num(grid, r, "mean_error") < best) {
-            best = csv_num(grid, r, "mean_error");
+        if (csv_num(grid, r, "valid_mean_error") < best) {
+            best = csv_num(grid, r, "valid_mean_error");
             bt = (int)csv_num(grid, r, "layer0_tables");
             bz = (int)csv_num(grid, r, "layer0_funcs");
         }

@@ -233,7 +233,7 @@ static void test_settings(void) {
 /* ANNA specifics: the test's hop token is the training's 1-hop token; 0 hops copies
  * the symbol; with 1 hop the nulls are exactly the first occurrences. */
 static void test_anna_variant(void) {
-    KhopParams train = { 4, 100, 0, 1 }, test_only = { 4, 100, 1, 1 };
+    KhopParams train = { 4, 100, 0, 1, 0 }, test_only = { 4, 100, 1, 1, 0 };
     CHECK(khop_hop_token(&train, 1) == khop_hop_token(&test_only, 1),
           "1-hop token depends on the hop range: %d vs %d", khop_hop_token(&train, 1),
           khop_hop_token(&test_only, 1));
@@ -258,6 +258,22 @@ static void test_anna_variant(void) {
     CHECK(bad1 == 0, "1 hop: %d examples whose nulls are not the first occurrences", bad1);
 }
 
+/* score_first: position 0's target is the null class, and the draw is otherwise
+ * the same (same stream, same tokens and other targets) as without it. */
+static void test_score_first(void) {
+    KhopParams off = { 4, 30, 0, 1, 0 }, on = { 4, 30, 0, 1, 1 };
+    int ta[30], ga[30], tb[30], gb[30], bad = 0;
+    Rng ra = rng_stream(SEED, 12), rb = rng_stream(SEED, 12);
+    for (int i = 0; i < 200; i++) {
+        Example a = { .tokens = ta, .targets = ga }, b = { .tokens = tb, .targets = gb };
+        khop_sample(&off, &ra, -1, &a);
+        khop_sample(&on, &rb, -1, &b);
+        bad += ga[0] != DATASET_IGNORE || gb[0] != khop_null_class(&on);
+        bad += memcmp(ta, tb, sizeof ta) != 0 || memcmp(ga + 1, gb + 1, sizeof ga - sizeof ga[0]) != 0;
+    }
+    CHECK(bad == 0, "score_first: %d differences besides position 0's target", bad);
+}
+
 /* ---- determinism -------------------------------------------------------- */
 
 static void draw_many(const KhopParams *p, uint64_t seed, int n, int hops, int *tok, int *tgt) {
@@ -270,7 +286,7 @@ static void draw_many(const KhopParams *p, uint64_t seed, int n, int hops, int *
 
 static void test_determinism(void) {
     enum { N = 500 };
-    KhopParams p = { 4, 64, 0, 8 };
+    KhopParams p = { 4, 64, 0, 8, 0 };
     size_t bytes = sizeof(int) * N * 64;
     int *t1 = malloc(bytes), *y1 = malloc(bytes), *t2 = malloc(bytes), *y2 = malloc(bytes);
     draw_many(&p, SEED, N, -1, t1, y1);
@@ -296,20 +312,20 @@ static void expect_bad(KhopParams p, const char *word, const char *what) {
 }
 
 static void test_errors(void) {
-    expect_bad((KhopParams){ 1, 100, 0, 1 }, "alphabet", "alphabet 1");
-    expect_bad((KhopParams){ 0, 100, 0, 1 }, "alphabet", "alphabet 0");
-    expect_bad((KhopParams){ KHOP_MAX_ALPHABET + 1, 100, 0, 1 }, "alphabet", "alphabet too big");
-    expect_bad((KhopParams){ 4, 1, 0, 1 }, "seq_len", "seq_len 1");
-    expect_bad((KhopParams){ 4, 0, 0, 1 }, "seq_len", "seq_len 0");
-    expect_bad((KhopParams){ 4, 100, -1, 1 }, "min_hops", "min_hops -1");
-    expect_bad((KhopParams){ 4, 100, 3, 2 }, "max_hops", "max_hops < min_hops");
-    expect_bad((KhopParams){ 4, 100, 0, KHOP_MAX_HOPS + 1 }, "max_hops", "max_hops too big");
+    expect_bad((KhopParams){ 1, 100, 0, 1, 0 }, "alphabet", "alphabet 1");
+    expect_bad((KhopParams){ 0, 100, 0, 1, 0 }, "alphabet", "alphabet 0");
+    expect_bad((KhopParams){ KHOP_MAX_ALPHABET + 1, 100, 0, 1, 0 }, "alphabet", "alphabet too big");
+    expect_bad((KhopParams){ 4, 1, 0, 1, 0 }, "seq_len", "seq_len 1");
+    expect_bad((KhopParams){ 4, 0, 0, 1, 0 }, "seq_len", "seq_len 0");
+    expect_bad((KhopParams){ 4, 100, -1, 1, 0 }, "min_hops", "min_hops -1");
+    expect_bad((KhopParams){ 4, 100, 3, 2, 0 }, "max_hops", "max_hops < min_hops");
+    expect_bad((KhopParams){ 4, 100, 0, KHOP_MAX_HOPS + 1, 0 }, "max_hops", "max_hops too big");
     /* The alphabet message says why two symbols are needed. */
     AlError err = { 0 };
-    khop_check(&(KhopParams){ 1, 9, 0, 0 }, &err);
+    khop_check(&(KhopParams){ 1, 9, 0, 0, 0 }, &err);
     CHECK(strstr(err.msg, "differ") != NULL, "alphabet message does not say why: %s", err.msg);
     AlError ok = { 0 };
-    KhopParams edge = { 2, 2, 0, KHOP_MAX_HOPS };
+    KhopParams edge = { 2, 2, 0, KHOP_MAX_HOPS, 0 };
     CHECK(khop_check(&edge, &ok) == 0 && ok.code == 0,
           "smallest alphabet and length, largest max_hops rejected: %s", ok.msg);
 }
@@ -319,6 +335,7 @@ int main(void) {
     test_labels_random();
     test_settings();
     test_anna_variant();
+    test_score_first();
     test_determinism();
     test_errors();
     return check_exit("test_khop");

@@ -116,7 +116,7 @@ static void test_distill_reads_provenance(void) {
     snprintf(run, sizeof run, "%s/run", tmp);
     snprintf(log, sizeof log, "%s/run.txt", tmp);
     CHECK(tu_write_file(cfg, "{\"task\": {\"type\": \"match2\", \"seq_len\": 8, \"modulus\": 7, \"train_size\": 100},"
-                             " \"model\": {\"d_model\": 8}, \"train\": {\"steps\": 4},"
+                             " \"model\": {\"d_model\": 8, \"attention\": {\"score\": \"unit_norm\"}}, \"train\": {\"steps\": 4},"
                              " \"eval\": {\"every\": 4, \"test_size\": 16}}") == 0, "cannot write %s", cfg);
     int rc = tu_wait(tu_spawn((const char *const[]){ bin, cfg, "--out", run, "--quiet", NULL }, log));
     CHECK(rc == 0, "training failed (exit %d, log %s)", rc, log);

@@ -107,15 +107,15 @@ static void divide_rows(float *out, const long *cnt, int n, int dv) {
 
 /* --------------------------------------------------------------- scratch --- */
 
-/* Rows hashed per GEMM.  Why blocks: the projections are 2n × ℓ·z·width floats —
- * 134 MB for a cross-polytope Lsh (ℓ = 8, z = 2, d = 64) at n = 16384 — while a
- * block of 1024 rows stays a few MB, is read back while still in cache, and is
- * still a GEMM large enough to run at full speed. */
+/* Rows hashed per call of lsh_hash_scratch.  Why blocks: hyperplane projections
+ * are 2n × ℓ·z floats, while a block of 1024 rows stays small, is read back while
+ * still in cache, and is still a GEMM large enough to run at full speed.  (A
+ * cross-polytope Lsh needs one p-float vector whatever the block.) */
 #define ANNA_HASH_ROWS 1024
 
 typedef struct AnnaWork {
     float    *xhat;     /* 2n × dim: q̂ rows, then k̂ rows */
-    float    *proj;     /* min(2n, ANNA_HASH_ROWS) × n_proj */
+    float    *proj;     /* lsh_proj_floats(lsh, min(2n, ANNA_HASH_ROWS)) */
     uint64_t *codes;    /* 2n × ℓ */
     long     *cnt;      /* n: Σ_t |B_t(i)| */
     GroupMap  map;
@@ -134,7 +134,7 @@ static size_t anna_layout(const Lsh *lsh, int n, int dv, char *base, AnnaWork *w
         off += (size_t)(count) * sizeof *(ptr);                            \
     } while (0)
     CARVE(w->xhat, rows * lsh->dim);
-    CARVE(w->proj, hash_rows * lsh->n_proj);
+    CARVE(w->proj, lsh_proj_floats(lsh, (int)hash_rows));
     CARVE(w->codes, rows * lsh->n_tables);
     CARVE(w->cnt, n);
     CARVE(w->map.slots, 1L << log2cap);
@@ -210,7 +210,7 @@ void anna_attention(const Lsh *lsh, const float *q, const float *k, const float 
 void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const float *v, int n, int dim,
                          int dv, int causal, float *out, void *scratch, AnnaStats *stats,
                          uint64_t *codes, long *counts) {
-    AL_ASSERT(lsh->proj && lsh->dim == dim && n >= 0 && dv >= 1);
+    AL_ASSERT((lsh->proj || lsh->signs) && lsh->dim == dim && n >= 0 && dv >= 1);
     if (stats) memset(stats, 0, sizeof *stats);
     if (n == 0) return;
     void *owned = scratch ? NULL : al_malloc(anna_scratch_bytes(lsh, n, dv));
@@ -257,7 +257,7 @@ static void anna_table_backward(const Lsh *lsh, AnnaWork *w, int t, const uint64
 
 void anna_attention_backward(const Lsh *lsh, const uint64_t *codes, const long *counts,
                              const float *dy, int n, int dv, int causal, float *dvals, void *scratch) {
-    AL_ASSERT(lsh->proj && n >= 0 && dv >= 1);
+    AL_ASSERT((lsh->proj || lsh->signs) && n >= 0 && dv >= 1);
     if (n == 0) return;
     void *owned = scratch ? NULL : al_malloc(anna_scratch_bytes(lsh, n, dv));
     AnnaWork w;

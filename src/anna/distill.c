@@ -10,6 +10,7 @@
 #include "attnlab/train/evaluate.h"
 #include "attnlab/train/progress.h"
 #include "attnlab/util/intlist.h"
+#include "attnlab/util/rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -68,7 +69,9 @@ static void cell_indices(const Grid *g, long c, int *ti, int *zi) {
     }
 }
 
-typedef struct Cell { double mean, std; } Cell;
+/* A cell's errors over its draws: on the validation set (what cells are chosen
+ * by) and on the test set (what is reported). */
+typedef struct Cell { double v_mean, v_std, mean, std; } Cell;
 
 static AnnaCell grid_cell(const Grid *g, long c) {
     int ti[DISTILL_MAX_LAYERS], zi[DISTILL_MAX_LAYERS];
@@ -86,17 +89,33 @@ LshFamily distill_family(const CfgDistill *d) {
     return d->family == DISTILL_CROSSPOLYTOPE ? LSH_CROSSPOLYTOPE : LSH_HYPERPLANE;
 }
 
-uint64_t distill_draw_seed(const CfgDistill *d, int r) { return (uint64_t)d->seed * 1000003u + (uint64_t)r; }
+/* The seed of cell c's draw r (derivation in distill.h): a chain of rng_stream
+ * steps, each folding one word into the running value. */
+static uint64_t fold(uint64_t acc, uint64_t word) {
+    Rng r = rng_stream(acc, word);
+    return rng_u64(&r);
+}
 
-int anna_hashes_init(AnnaHashes *h, const Model *m, const AnnaCell *c, LshFamily family, uint64_t seed,
-                     AlError *err) {
+uint64_t distill_cell_seed(const CfgDistill *d, const AnnaCell *c, int r) {
+    uint64_t acc = fold((uint64_t)d->seed, 0x616e6e6163656c6cull /* "annacell" */);
+    acc = fold(acc, (uint64_t)c->n);
+    for (int i = 0; i < c->n; i++) {
+        acc = fold(acc, (uint64_t)c->layer[i]);
+        acc = fold(acc, (uint64_t)c->tables[i]);
+        acc = fold(acc, (uint64_t)c->funcs[i]);
+    }
+    return fold(acc, (uint64_t)r);
+}
+
+int anna_hashes_init(AnnaHashes *h, const Model *m, const AnnaCell *c, LshFamily family, int last_dim,
+                     uint64_t seed, AlError *err) {
     int H = m->cfg.n_heads, dh = m->cfg.d_model / H, rc = 0;
     h->lsh = al_calloc((size_t)c->n * H, sizeof *h->lsh);
     h->per_layer = al_calloc((size_t)m->cfg.n_layers, sizeof *h->per_layer);
     for (int i = 0; i < c->n && !rc; i++) {
         for (int k = 0; k < H && !rc; k++)
-            rc = lsh_init(&h->lsh[i * H + k], family, dh, c->tables[i], c->funcs[i],
-                          lsh_head_seed(seed, c->layer[i], k), err);
+            rc = lsh_init_last(&h->lsh[i * H + k], family, dh, c->tables[i], c->funcs[i],
+                               family == LSH_CROSSPOLYTOPE ? last_dim : 0, lsh_head_seed(seed, c->layer[i], k), err);
         h->per_layer[c->layer[i]] = &h->lsh[i * H];
     }
     /* lsh_free is safe on the zeroed (never drawn or failed) entries. */
@@ -118,36 +137,59 @@ double anna_test_error(Model *m, Tape *t, const Dataset *test, const AnnaHashes 
     return error;
 }
 
-int distill_cell_error(const Config *cfg, Model *m, Tape *t, const Dataset *test, const AnnaCell *cell,
-                       double *mean, double *std, AlError *err) {
-    const int runs = cfg->distill.runs;
-    double *errs = al_malloc(sizeof(double) * runs), sum = 0, sq = 0;
+int distill_draw_hashes(AnnaHashes *h, const Config *cfg, const Model *m, const AnnaCell *cell, int r, AlError *err) {
+    return anna_hashes_init(h, m, cell, distill_family(&cfg->distill), cfg->distill.last_dim,
+                            distill_cell_seed(&cfg->distill, cell, r), err);
+}
+
+static void mean_std(const double *x, int n, double *mean, double *std) {
+    double sum = 0, sq = 0;
+    for (int r = 0; r < n; r++) sum += x[r];
+    *mean = sum / n;
+    for (int r = 0; r < n; r++) sq += (x[r] - *mean) * (x[r] - *mean);
+    *std = n > 1 ? sqrt(sq / (n - 1)) : 0;
+}
+
+/* Each of the cell's draws on both sets (valid may be NULL); tick (may be NULL)
+ * after every draw, for the progress lines. */
+static int cell_errors(const Config *cfg, Model *m, Tape *t, const Dataset *valid, const Dataset *test,
+                       const AnnaCell *cell, double *v_mean, double *v_std, double *mean, double *std,
+                       void (*tick)(void *), void *tick_arg, AlError *err) {
+    const int runs = cfg->distill.runs, bs = cfg->train.batch_size;
+    double *errs = al_calloc((size_t)runs * 2, sizeof(double));
     int rc = 0;
     for (int r = 0; r < runs && !rc; r++) {
         AnnaHashes h;
-        rc = anna_hashes_init(&h, m, cell, distill_family(&cfg->distill), distill_draw_seed(&cfg->distill, r), err);
-        if (!rc) sum += errs[r] = anna_test_error(m, t, test, &h, cfg->train.batch_size);
+        rc = distill_draw_hashes(&h, cfg, m, cell, r, err);
+        if (!rc && valid) errs[runs + r] = anna_test_error(m, t, valid, &h, bs);
+        if (!rc) errs[r] = anna_test_error(m, t, test, &h, bs);
         anna_hashes_free(&h);
+        if (!rc && tick) tick(tick_arg);
     }
-    *mean = sum / runs;
-    for (int r = 0; r < runs && !rc; r++) sq += (errs[r] - *mean) * (errs[r] - *mean);
-    *std = runs > 1 ? sqrt(sq / (runs - 1)) : 0;
+    mean_std(errs, runs, mean, std);
+    if (valid) mean_std(errs + runs, runs, v_mean, v_std);
     free(errs);
     return rc;
 }
 
+int distill_cell_error(const Config *cfg, Model *m, Tape *t, const Dataset *test, const AnnaCell *cell,
+                       double *mean, double *std, AlError *err) {
+    return cell_errors(cfg, m, t, NULL, test, cell, NULL, NULL, mean, std, NULL, NULL, err);
+}
+
 static int write_csv(const char *dir, const Grid *g, const Cell *cells, int runs, AlError *err) {
-    size_t cap = 256 + (size_t)g->cells * (32 + 24 * g->n), len = 0;
+    size_t cap = 256 + (size_t)g->cells * (64 + 24 * g->n), len = 0;
     char *text = al_malloc(cap), path[1024];
     for (int i = 0; i < g->n; i++)
         len += (size_t)snprintf(text + len, cap - len, "layer%d_tables,layer%d_funcs,", g->layer[i], g->layer[i]);
-    len += (size_t)snprintf(text + len, cap - len, "mean_error,std_error,runs\n");
+    len += (size_t)snprintf(text + len, cap - len, "valid_mean_error,valid_std_error,test_mean_error,test_std_error,runs\n");
     int ti[DISTILL_MAX_LAYERS], zi[DISTILL_MAX_LAYERS];
     for (long c = 0; c < g->cells; c++) {
         cell_indices(g, c, ti, zi);
         for (int i = 0; i < g->n; i++)
             len += (size_t)snprintf(text + len, cap - len, "%d,%d,", g->tables[i][ti[i]], g->funcs[i][zi[i]]);
-        len += (size_t)snprintf(text + len, cap - len, "%.6f,%.6f,%d\n", cells[c].mean, cells[c].std, runs);
+        len += (size_t)snprintf(text + len, cap - len, "%.6f,%.6f,%.6f,%.6f,%d\n", cells[c].v_mean, cells[c].v_std,
+                                cells[c].mean, cells[c].std, runs);
     }
     snprintf(path, sizeof path, "%s/anna_grid.csv", dir);
     int rc = write_text_atomic(path, text, err);
@@ -204,19 +246,22 @@ static int figures_one_layer(const char *dir, const Grid *g, const Cell *cells, 
     return rc;
 }
 
-/* Two distilled layers: layer-1 ℓ × layer-2 ℓ, the best mean error over all z pairs. */
+/* Two distilled layers: layer-1 ℓ × layer-2 ℓ; per square, the z pair of least mean
+ * validation error, shown with its test error (the paper's Fig. 1b takes the best
+ * over z; choosing it on validation keeps the test set out of the choice). */
 static int figures_two_layers(const char *dir, const Grid *g, const Cell *cells, const char *what, AlError *err) {
     int n1 = g->n_tables[0], n2 = g->n_tables[1];
-    double *best = al_malloc(sizeof(double) * n1 * n2);
-    for (int i = 0; i < n1 * n2; i++) best[i] = INFINITY;
+    double *best = al_malloc(sizeof(double) * n1 * n2), *best_v = al_malloc(sizeof(double) * n1 * n2);
+    for (int i = 0; i < n1 * n2; i++) best[i] = best_v[i] = INFINITY;
     int ti[DISTILL_MAX_LAYERS], zi[DISTILL_MAX_LAYERS];
     for (long c = 0; c < g->cells; c++) {
         cell_indices(g, c, ti, zi);
-        double *b = &best[ti[0] * n2 + ti[1]];
-        if (cells[c].mean < *b) *b = cells[c].mean;
+        long k = (long)ti[0] * n2 + ti[1];
+        if (cells[c].v_mean < best_v[k]) best_v[k] = cells[c].v_mean, best[k] = cells[c].mean;
     }
+    free(best_v);
     char **xl = int_labels(g->tables[1], n2), **yl = int_labels(g->tables[0], n1), title[256], xt[64], yt[64], path[1024];
-    snprintf(title, sizeof title, "ANNA test error, best over z (%s)", what);
+    snprintf(title, sizeof title, "ANNA test error, z chosen on validation (%s)", what);
     snprintf(xt, sizeof xt, "layer %d hash tables", g->layer[1]);
     snprintf(yt, sizeof yt, "layer %d hash tables", g->layer[0]);
     SvgHeatmap h = { title, xt, yt, n1, n2, (const char *const *)xl, (const char *const *)yl, best, 0, "%.3f",
@@ -229,16 +274,19 @@ static int figures_two_layers(const char *dir, const Grid *g, const Cell *cells,
     return rc;
 }
 
+/* The cell of least mean validation error (the first of equals): chosen without
+ * looking at the test set, whose error is then reported for it. */
 static long best_cell(const Grid *g, const Cell *cells) {
     long best = 0;
     for (long c = 1; c < g->cells; c++)
-        if (cells[c].mean < cells[best].mean) best = c;
+        if (cells[c].v_mean < cells[best].v_mean) best = c;
     return best;
 }
 
 /* extra: more members for the object ("\"finetune\": {…}"), or NULL. */
 static int write_summary(const char *dir, const Config *cfg, const Grid *g, const Cell *cells, double surrogate,
-                         double seconds, const char *extra, AlError *err) {
+                         double surrogate_valid, int valid_n, int test_n, double seconds, const char *extra,
+                         AlError *err) {
     long best = best_cell(g, cells);
     AnnaCell a = grid_cell(g, best);
     char cell[512] = "";
@@ -248,12 +296,16 @@ static int write_summary(const char *dir, const Config *cfg, const Grid *g, cons
                                 i ? ", " : "", a.layer[i], a.tables[i], a.funcs[i]);
     char *text = al_malloc(cap);
     snprintf(text, cap,
-             "{\n  \"surrogate_test_error\": %.6f,\n  \"family\": \"%s\",\n  \"runs\": %d,\n  \"cells\": %ld,\n"
+             "{\n  \"surrogate_test_error\": %.6f,\n  \"surrogate_valid_error\": %.6f,\n  \"family\": \"%s\",\n"
+             "  \"last_dim\": %d,\n  \"runs\": %d,\n  \"cells\": %ld,\n  \"valid_size\": %d,\n  \"test_size\": %d,\n"
+             "  \"positions\": \"%s\",\n  \"chosen_on\": \"validation\",\n"
+             "  \"best_valid_mean_error\": %.6f,\n  \"best_valid_std_error\": %.6f,\n"
              "  \"best_mean_error\": %.6f,\n  \"best_std_error\": %.6f,\n  \"best_cell\": [%s],\n"
              "  \"seconds\": %.2f%s%s\n}\n",
-             surrogate, cfg->distill.family == DISTILL_CROSSPOLYTOPE ? "crosspolytope" : "hyperplane",
-             cfg->distill.runs, g->cells, cells[best].mean, cells[best].std, cell, seconds, extra ? ",\n  " : "",
-             extra ? extra : "");
+             surrogate, surrogate_valid, cfg->distill.family == DISTILL_CROSSPOLYTOPE ? "crosspolytope" : "hyperplane",
+             cfg->distill.last_dim, cfg->distill.runs, g->cells, valid_n, test_n,
+             cfg->distill.score_all ? "all" : "task", cells[best].v_mean, cells[best].v_std, cells[best].mean,
+             cells[best].std, cell, seconds, extra ? ",\n  " : "", extra ? extra : "");
     char path[1024];
     snprintf(path, sizeof path, "%s/anna_summary.json", dir);
     int rc = write_text_atomic(path, text, err);
@@ -262,7 +314,7 @@ static int write_summary(const char *dir, const Config *cfg, const Grid *g, cons
 }
 
 /* The cells distill.finetune_cells names.  "auto": the grid's best cell, and its
- * best cell among those with the fewest tables in all — the cheapest ANNA, where
+ * best cell among those with the fewest tables in all (both by validation error) — the cheapest ANNA, where
  * the grid's error is largest and fine-tuning has the most room (one cell when
  * the two coincide).  A user's list: ℓ × z per distilled layer, in or off the grid. */
 static int finetune_cells(const CfgDistill *d, const Grid *g, const Cell *cells, AnnaCell *out, int *n,
@@ -278,7 +330,7 @@ static int finetune_cells(const CfgDistill *d, const Grid *g, const Cell *cells,
         AnnaCell a = grid_cell(g, c);
         long tables = 0;
         for (int i = 0; i < a.n; i++) tables += a.tables[i];
-        if (cheap < 0 || tables < cheap_tables || (tables == cheap_tables && cells[c].mean < cells[cheap].mean)) {
+        if (cheap < 0 || tables < cheap_tables || (tables == cheap_tables && cells[c].v_mean < cells[cheap].v_mean)) {
             cheap = c;
             cheap_tables = tables;
         }
@@ -289,7 +341,12 @@ static int finetune_cells(const CfgDistill *d, const Grid *g, const Cell *cells,
     return 0;
 }
 
-/* ---- progress: the grid's size, an estimate before it starts, an ETA while it runs ---- */
+/* ---- progress: the grid's size, an estimate before it starts, an ETA while it runs ----
+ *
+ * Every progress line goes to stderr (stdout keeps what the grid wrote), is
+ * flushed, and names cells done/total, the elapsed time and an ETA.  A line is
+ * due when none was printed for progress_interval_s() — checked after every hash
+ * draw, so a grid whose cells take minutes still reports.  --quiet: none. */
 
 /* A cell's hashing load: hash functions per head summed over its distilled layers
  * (tables × functions each).  What a draw costs grows with it; cells are ordered
@@ -304,20 +361,23 @@ static long cell_load(const Grid *g, long c) {
 
 /* Seconds per draw modelled as a + b·load, fitted to one timed draw of the first
  * and of the last cell (the grid's cheapest and dearest corners when its lists
- * ascend); done_w/total_w: predicted seconds of the cells done / of all, so the
+ * ascend); done_w/total_w: predicted seconds of the draws done / of all, so the
  * ETA scales the prediction by how fast the run has really been. */
 typedef struct GridClock {
+    const Grid *g;
+    int runs;
     double a, b, total_w, done_w;
     double t0, last_line, interval_s;
-    long done;
+    long done, cell, draws;       /* cells finished; the cell running, its draws done */
 } GridClock;
 
-static int time_one_draw(const Config *cfg, Model *m, Tape *t, const Dataset *test, const Grid *g, long c,
-                         double *seconds, AlError *err) {
+static int time_one_draw(const Config *cfg, Model *m, Tape *t, const Dataset *valid, const Dataset *test,
+                         const Grid *g, long c, double *seconds, AlError *err) {
     AnnaCell a = grid_cell(g, c);
     AnnaHashes h;
     double t0 = progress_now();
-    int rc = anna_hashes_init(&h, m, &a, distill_family(&cfg->distill), distill_draw_seed(&cfg->distill, 0), err);
+    int rc = distill_draw_hashes(&h, cfg, m, &a, 0, err);
+    if (!rc) anna_test_error(m, t, valid, &h, cfg->train.batch_size);
     if (!rc) anna_test_error(m, t, test, &h, cfg->train.batch_size);
     anna_hashes_free(&h);
     *seconds = progress_now() - t0;
@@ -332,67 +392,106 @@ static void clock_fit(GridClock *k, const Grid *g, double t_first, double t_last
     if (k->a < 0) k->a = 0, k->b = (t_first + t_last) / (double)(h_first + h_last);
 }
 
-static double clock_weight(const GridClock *k, const Grid *g, long c, int runs) {
-    return runs * (k->a + k->b * (double)cell_load(g, c));
-}
+static double clock_draw_weight(const GridClock *k, long c) { return k->a + k->b * (double)cell_load(k->g, c); }
 
 /* Prints the grid's size, times the two calibration draws and prints the estimate. */
-static int clock_start(GridClock *k, const Config *cfg, Model *m, Tape *t, const Dataset *test, const Grid *g,
-                       double surrogate, AlError *err) {
+static int clock_start(GridClock *k, const Config *cfg, Model *m, Tape *t, const Dataset *valid, const Dataset *test,
+                       const Grid *g, double surrogate, AlError *err) {
     int runs = cfg->distill.runs;
     memset(k, 0, sizeof *k);
-    printf("distill: surrogate test token error %.4f; grid of %ld cells x %d draws = %ld evaluations of %d test "
-           "sequences\n", surrogate, g->cells, runs, g->cells * runs, test->n);
-    fflush(stdout);
+    k->g = g;
+    k->runs = runs;
+    fprintf(stderr, "distill: surrogate test token error %.4f; grid of %ld cells x %d draws = %ld evaluations of %d "
+            "validation + %d test sequences\n", surrogate, g->cells, runs, g->cells * runs, valid->n, test->n);
+    fflush(stderr);
     double t_first, t_last;
-    if (time_one_draw(cfg, m, t, test, g, 0, &t_first, err)) return err->code;
+    if (time_one_draw(cfg, m, t, valid, test, g, 0, &t_first, err)) return err->code;
     if (g->cells == 1) t_last = t_first;
-    else if (time_one_draw(cfg, m, t, test, g, g->cells - 1, &t_last, err)) return err->code;
+    else if (time_one_draw(cfg, m, t, valid, test, g, g->cells - 1, &t_last, err)) return err->code;
     clock_fit(k, g, t_first, t_last);
-    for (long c = 0; c < g->cells; c++) k->total_w += clock_weight(k, g, c, runs);
+    for (long c = 0; c < g->cells; c++) k->total_w += runs * clock_draw_weight(k, c);
     char eta[32];
     progress_format_eta(eta, sizeof eta, k->total_w);
-    printf("distill: estimated %s for the grid (one draw of the first cell took %.3fs, of the last %.3fs)\n", eta,
-           t_first, t_last);
-    fflush(stdout);
+    fprintf(stderr, "distill: estimated %s for the grid (one draw of the first cell took %.3fs, of the last %.3fs)\n",
+            eta, t_first, t_last);
+    fflush(stderr);
     k->t0 = k->last_line = progress_now();
     k->interval_s = progress_interval_s();
     return 0;
 }
 
-/* Cell c is done: a line when none was printed for the interval. */
-static void clock_cell_done(GridClock *k, const Grid *g, long c, int runs) {
-    k->done_w += clock_weight(k, g, c, runs);
-    k->done++;
+/* One draw of k->cell is done: a line when none was printed for the interval. */
+static void clock_draw_done(void *arg) {
+    GridClock *k = arg;
+    k->done_w += clock_draw_weight(k, k->cell);
+    if (++k->draws == k->runs) k->done++, k->draws = 0;
     double now = progress_now(), elapsed = now - k->t0;
-    if (now - k->last_line < k->interval_s || k->done == g->cells) return;
+    if (now - k->last_line < k->interval_s || k->done == k->g->cells) return;
     k->last_line = now;
-    char eta[32];
+    char eta[32], spent[32];
     progress_format_eta(eta, sizeof eta, k->done_w > 0 ? elapsed * (k->total_w - k->done_w) / k->done_w : -1);
-    printf("distill: %ld/%ld cells (%ld%%) | %.1f evaluations/s | ETA %s\n", k->done, g->cells,
-           100 * k->done / g->cells, elapsed > 0 ? (double)(k->done * runs) / elapsed : 0, eta);
-    fflush(stdout);
+    progress_format_eta(spent, sizeof spent, elapsed);
+    long evals = k->done * k->runs + k->draws;
+    fprintf(stderr, "distill: %ld/%ld cells (%ld%%) | elapsed %s | %.1f evaluations/s | ETA %s\n", k->done,
+            k->g->cells, 100 * k->done / k->g->cells, spent, elapsed > 0 ? (double)evals / elapsed : 0, eta);
+    fflush(stderr);
+}
+
+/* ---- the evaluation sets ---- */
+
+void distill_eval_set(const Config *cfg, const TaskData *td, const Dataset *src, Dataset *out) {
+    dataset_alloc(out, src->n, src->seq_len, src->vocab_size, src->n_classes);
+    memcpy(out->tokens, src->tokens, (size_t)src->n * src->seq_len * sizeof(int));
+    memcpy(out->targets, src->targets, (size_t)src->n * src->seq_len * sizeof(int));
+    if (src->info) {
+        dataset_alloc_info(out);
+        memcpy(out->info, src->info, (size_t)src->n * sizeof *src->info);
+    }
+    out->pad_id = src->pad_id;
+    if (cfg->distill.score_all && cfg->task.type == TASK_KHOP)
+        for (int r = 0; r < out->n; r++) {
+            int *tgt = dataset_targets(out, r);
+            if (tgt[0] == DATASET_IGNORE) tgt[0] = khop_null_class(&td->params.khop.p);
+        }
+}
+
+/* What ANNA can replace: softmax attention over unit-norm queries and keys (the
+ * LSH hashes directions; a "dot" surrogate's attention depends on norms too). */
+static int check_model(const CfgModel *m, const char *source, AlError *err) {
+    if (m->type != MODEL_TRANSFORMER || m->attention.type != ATTN_SOFTMAX)
+        return al_fail(err, 2, "distill: ANNA replaces softmax attention; this model is %s",
+                       m->type == MODEL_LSTM ? "an LSTM" : "a linear/sparse-attention transformer");
+    if (m->attention.score != SCORE_UNIT_NORM)
+        return al_fail(err, 2, "%s%smodel.attention.score: distillation into ANNA needs \"unit_norm\" (the softmax "
+                       "surrogate must compare unit-norm queries and keys, as the LSH hashes directions only), but "
+                       "this model's is \"%s\"", source ? source : "", source && *source ? ": " : "",
+                       m->attention.score == SCORE_DOT ? "dot" : "unknown");
+    return 0;
 }
 
 int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, int quiet, AlError *err) {
-    if (m->cfg.type != MODEL_TRANSFORMER || m->cfg.attention.type != ATTN_SOFTMAX)
-        return al_fail(err, 2, "distill: ANNA replaces softmax attention; this model is %s",
-                       m->cfg.type == MODEL_LSTM ? "an LSTM" : "a linear/sparse-attention transformer");
+    if (check_model(&m->cfg, td->source, err)) return err->code;
     Grid g;
     if (grid_from_config(&cfg->distill, m->cfg.n_layers, &g, err)) return err->code;
-    const Dataset *test = &td->test;
+    Dataset drawn, valid, test;
+    if (task_build_validation(cfg, td, &drawn, err)) return err->code;
+    distill_eval_set(cfg, td, &drawn, &valid);
+    distill_eval_set(cfg, td, &td->test, &test);
+    dataset_free(&drawn);
     Arena arena;
     arena_init(&arena, 8u << 20);
     Tape tape;
     tape_init(&tape, &arena);
-    double t0 = progress_now(), surrogate = anna_test_error(m, &tape, test, NULL, cfg->train.batch_size);
+    double t0 = progress_now(), surrogate = anna_test_error(m, &tape, &test, NULL, cfg->train.batch_size);
+    double surrogate_valid = anna_test_error(m, &tape, &valid, NULL, cfg->train.batch_size);
     GridClock clock;
-    int rc = quiet ? 0 : clock_start(&clock, cfg, m, &tape, test, &g, surrogate, err);
+    int rc = quiet ? 0 : clock_start(&clock, cfg, m, &tape, &valid, &test, &g, surrogate, err);
     Cell *cells = al_calloc((size_t)g.cells, sizeof *cells);
     for (long c = 0; c < g.cells && !rc; c++) {
         AnnaCell a = grid_cell(&g, c);
-        rc = distill_cell_error(cfg, m, &tape, test, &a, &cells[c].mean, &cells[c].std, err);
-        if (!rc && !quiet) clock_cell_done(&clock, &g, c, cfg->distill.runs);
+        clock.cell = c;
+        rc = cell_errors(cfg, m, &tape, &valid, &test, &a, &cells[c].v_mean, &cells[c].v_std, &cells[c].mean,
+                         &cells[c].std, quiet ? NULL : clock_draw_done, &clock, err);
     }
     tape_free(&tape);
     arena_free(&arena);
@@ -402,9 +501,13 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     if (!rc) rc = write_csv(dir, &g, cells, cfg->distill.runs, err);
     if (!rc && g.n == 1) rc = figures_one_layer(dir, &g, cells, what, err);
     if (!rc && g.n == 2) rc = figures_two_layers(dir, &g, cells, what, err);
-    if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, progress_now() - t0, NULL, err);
+    if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, surrogate_valid, valid.n, test.n,
+                                progress_now() - t0, NULL, err);
     if (!rc && !quiet) {
-        printf("distill: wrote %s/anna_grid.csv (%.1fs)\n", dir, progress_now() - t0);
+        long best = best_cell(&g, cells);
+        printf("distill: wrote %s/anna_grid.csv (%.1fs); best cell by validation error %.4f: test error %.4f ± %.4f "
+               "(surrogate %.4f)\n", dir, progress_now() - t0, cells[best].v_mean, cells[best].mean, cells[best].std,
+               surrogate);
         fflush(stdout);
     }
     if (!rc && cfg->distill.finetune_steps > 0) {
@@ -414,11 +517,16 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
         char *extra = NULL, why[160];
         if (finetune_cells(&cfg->distill, &g, cells, ft, &n_ft, why, sizeof why))
             rc = al_fail(err, 2, "distill.finetune_cells \"%s\": %s", cfg->distill.finetune_cells, why);
-        if (!rc) rc = finetune_run(cfg, m, td, ft, n_ft, dir, quiet, &extra, err);
-        if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, progress_now() - t0, extra, err);
+        TaskData scored = *td;   /* the fine-tuning reports errors on the grid's test positions */
+        scored.test = test;
+        if (!rc) rc = finetune_run(cfg, m, &scored, ft, n_ft, dir, quiet, &extra, err);
+        if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, surrogate_valid, valid.n, test.n,
+                                    progress_now() - t0, extra, err);
         free(extra);
     }
     free(cells);
+    dataset_free(&valid);
+    dataset_free(&test);
     return rc;
 }
 
@@ -427,6 +535,7 @@ int distill_main(const char *run_dir, const char *const *overrides, int n_overri
     Config cfg;
     snprintf(path, sizeof path, "%s/config.json", run_dir);
     if (cfg_load(&cfg, path, overrides, n_overrides, err)) return err->code;
+    if (check_model(&cfg.model, path, err)) return err->code;   /* before any data is drawn */
     TaskData td;
     if (task_build_from(&cfg, path, &td, err)) return err->code;
     /* The grid's files go into the run folder: not while a run (or another

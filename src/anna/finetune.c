@@ -14,7 +14,7 @@ static const char *const PARAMS_NAME[] = { [FINETUNE_EXCEPT_QK] = "except_qk",
 static const char *const HASHES_NAME[] = { [FINETUNE_FIXED] = "fixed", [FINETUNE_REDRAW] = "redraw" };
 
 /* The fine-tuning's hash draw s: its own stream, apart from the grid's draws
- * (distill_draw_seed), so those stay fresh to the fine-tuned model.  Fixed hashes
+ * (distill_cell_seed), so those stay fresh to the fine-tuned model.  Fixed hashes
  * use draw 0 at every step; redrawn ones draw s at step s (1-based). */
 static uint64_t train_draw_seed(const CfgDistill *d, long s) {
     Rng r = rng_stream((uint64_t)d->seed, 0x66696e6574756e65ull /* "finetune" */ + (uint64_t)s);
@@ -49,7 +49,8 @@ static int measure(const Config *cfg, Model *m, Tape *t, const Dataset *test, co
     const int bs = cfg->train.batch_size;
     *surrogate = anna_test_error(m, t, test, NULL, bs);
     AnnaHashes h;
-    int rc = anna_hashes_init(&h, m, c, distill_family(&cfg->distill), train_draw_seed(&cfg->distill, 0), err);
+    int rc = anna_hashes_init(&h, m, c, distill_family(&cfg->distill), cfg->distill.last_dim,
+                              train_draw_seed(&cfg->distill, 0), err);
     if (!rc) *draw = anna_test_error(m, t, test, &h, bs);
     anna_hashes_free(&h);
     return rc ? rc : distill_cell_error(cfg, m, t, test, c, mean, std, err);
@@ -74,7 +75,7 @@ static int train(const Config *cfg, Model *m, Tape *t, const TaskData *td, const
         if (step == 1 || d->finetune_hashes == FINETUNE_REDRAW) {
             anna_hashes_free(&h);
             long draw = d->finetune_hashes == FINETUNE_REDRAW ? step : 0;
-            if ((rc = anna_hashes_init(&h, m, c, distill_family(d), train_draw_seed(d, draw), err))) break;
+            if ((rc = anna_hashes_init(&h, m, c, distill_family(d), d->last_dim, train_draw_seed(d, draw), err))) break;
         }
         step_next_batch(td, &s, &stream, &b);
         m->anna = h.per_layer;

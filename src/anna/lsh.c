@@ -1,14 +1,16 @@
-/* lsh.c — drawing the angular hash functions and hashing with one GEMM.
+/* lsh.c — drawing the angular hash functions and hashing (definitions in lsh.h).
  *
- * All the arithmetic is the projection X·proj; what follows per function is a
- * sign test (hyperplane) or an argmax over d values (cross-polytope), O(width)
- * per function.  Hashing n vectors costs O(n·d·ℓ·z·width): O(n·d·ℓ·z) for
- * hyperplanes, O(n·d²·ℓ·z) for cross-polytopes with a dense rotation. */
+ * Hyperplane: all the arithmetic is the projection X·proj (one GEMM), then a sign
+ * test per function: O(n·d·ℓ·z).
+ * Cross-polytope: per row and function, the row zero-padded to p coordinates,
+ * three rounds of (multiply by the ±1 diagonal, in-place Walsh–Hadamard
+ * transform), then the argmax of |y_c| over the function's m coordinates with its
+ * sign: O(n·ℓ·z·p log p), on blocks of rows at once (crosspolytope_block). */
 #include "attnlab/anna/lsh.h"
 
+#include "attnlab/util/gemm.h"
 #include "attnlab/util/rng.h"
 
-#include "attnlab/util/gemm.h"
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,78 +20,131 @@ const char *lsh_family_name(LshFamily family) {
     return family == LSH_HYPERPLANE ? "hyperplane" : "crosspolytope";
 }
 
-/* ⌈log₂ 2d⌉: the bits that number 2d buckets. */
-static int crosspolytope_bits(int dim) {
-    int b = 1;
-    while (b < 62 && (1L << b) < 2L * dim) b++;
+int lsh_padded_dim(int dim) {
+    int p = 1;
+    while (p < dim && p < (1 << 30)) p <<= 1;
+    return p;
+}
+
+static int log2_exact(int p) {
+    int b = 0;
+    while ((1 << b) < p) b++;
     return b;
 }
 
 /* Why errors and not asserts: ℓ, z and d come from configs and experiment sweeps. */
-static int lsh_check(LshFamily family, int dim, int n_tables, int n_funcs, AlError *err) {
+static int lsh_check(LshFamily family, int dim, int n_tables, int n_funcs, int last_dim, AlError *err) {
     if (family != LSH_HYPERPLANE && family != LSH_CROSSPOLYTOPE)
         return al_fail(err, 2, "lsh: unknown family %d (expected hyperplane or crosspolytope)",
                        (int)family);
     if (dim < 1) return al_fail(err, 2, "lsh: dimension must be >= 1, got %d", dim);
+    if (dim > (1 << 24)) return al_fail(err, 2, "lsh: dimension %d is too large (limit 2^24)", dim);
     if (n_tables < 1) return al_fail(err, 2, "lsh: number of tables must be >= 1, got %d", n_tables);
     if (n_funcs < 1)
         return al_fail(err, 2, "lsh: hash functions per table must be >= 1, got %d", n_funcs);
     if (family == LSH_HYPERPLANE && n_funcs > 64)
         return al_fail(err, 2, "lsh: hyperplane tables hold at most 64 functions (one bit each "
                        "in a 64-bit code), got %d", n_funcs);
-    int b = crosspolytope_bits(dim);
+    if (family == LSH_HYPERPLANE && last_dim != 0)
+        return al_fail(err, 2, "lsh: a last cross-polytope dimension (%d) means nothing for hyperplanes", last_dim);
+    int p = lsh_padded_dim(dim), b = log2_exact(p) + 1;
     if (family == LSH_CROSSPOLYTOPE && (long)n_funcs * b > 64)
         return al_fail(err, 2, "lsh: crosspolytope tables at dimension %d hold at most %d "
                        "functions (%d bits each for %ld buckets in a 64-bit code), got %d",
-                       dim, 64 / b, b, 2L * dim, n_funcs);
-    long width = family == LSH_HYPERPLANE ? 1 : dim;
-    long cols = (long)n_tables * n_funcs * width;
-    if (cols > INT_MAX || cols * dim > INT_MAX)
-        return al_fail(err, 2, "lsh: %d tables x %d functions x %ld projections at dimension %d "
-                       "is too large a projection matrix (limit 2^31 entries)",
-                       n_tables, n_funcs, width, dim);
+                       dim, 64 / b, b, 2L * p, n_funcs);
+    if (family == LSH_CROSSPOLYTOPE && (last_dim < 0 || last_dim > p))
+        return al_fail(err, 2, "lsh: the last cross-polytope dimension must be in [1, %d] (the padded dimension "
+                       "of d = %d), or 0 for %d; got %d", p, dim, p, last_dim);
+    long per = family == LSH_HYPERPLANE ? dim : (long)LSH_ROTATIONS * p;
+    double entries = (double)n_tables * n_funcs * per;
+    if (entries > INT_MAX)
+        return al_fail(err, 2, "lsh: %d tables x %d functions x %ld parameters at dimension %d "
+                       "is too large (limit 2^31 entries)", n_tables, n_funcs, per, dim);
     return 0;
 }
 
 /* Table t's functions come from their own stream, in order, so tables and the
  * functions inside a table nest across (ℓ, z) (see lsh.h). */
 static void lsh_draw(Lsh *lsh) {
-    const int z = lsh->n_funcs, w = lsh->width, np = lsh->n_proj;
+    const int z = lsh->n_funcs;
     for (int t = 0; t < lsh->n_tables; t++) {
         Rng r = rng_stream(lsh->seed, (uint64_t)t);
-        for (int f = 0; f < z; f++)
-            for (int c = 0; c < w; c++) {
-                long col = ((long)t * z + f) * w + c;
+        for (int f = 0; f < z; f++) {
+            long fn = (long)t * z + f;
+            if (lsh->family == LSH_HYPERPLANE) {
                 for (int row = 0; row < lsh->dim; row++)
-                    lsh->proj[row * (long)np + col] = (float)rng_normal(&r);
+                    lsh->proj[row * (long)lsh->n_proj + fn] = (float)rng_normal(&r);
+            } else {
+                float *s = lsh->signs + fn * LSH_ROTATIONS * lsh->rot_dim;
+                for (long c = 0; c < (long)LSH_ROTATIONS * lsh->rot_dim; c++)
+                    s[c] = (rng_u64(&r) >> 63) ? 1.0f : -1.0f;
             }
+        }
     }
 }
 
-int lsh_init(Lsh *lsh, LshFamily family, int dim, int n_tables, int n_funcs, uint64_t seed,
-             AlError *err) {
+int lsh_init_last(Lsh *lsh, LshFamily family, int dim, int n_tables, int n_funcs, int last_dim,
+                  uint64_t seed, AlError *err) {
     memset(lsh, 0, sizeof *lsh);
-    int rc = lsh_check(family, dim, n_tables, n_funcs, err);
+    int rc = lsh_check(family, dim, n_tables, n_funcs, last_dim, err);
     if (rc) return rc;
     lsh->family = family;
     lsh->dim = dim;
     lsh->n_tables = n_tables;
     lsh->n_funcs = n_funcs;
-    lsh->width = family == LSH_HYPERPLANE ? 1 : dim;
-    lsh->bits = family == LSH_HYPERPLANE ? 1 : crosspolytope_bits(dim);
-    lsh->n_proj = n_tables * n_funcs * lsh->width;
     lsh->seed = seed;
-    lsh->proj = al_malloc((size_t)dim * lsh->n_proj * sizeof(float));
+    if (family == LSH_HYPERPLANE) {
+        lsh->bits = 1;
+        lsh->n_proj = n_tables * n_funcs;
+        lsh->proj = al_malloc((size_t)dim * lsh->n_proj * sizeof(float));
+    } else {
+        lsh->rot_dim = lsh_padded_dim(dim);
+        lsh->last_dim = last_dim ? last_dim : lsh->rot_dim;
+        lsh->bits = log2_exact(lsh->rot_dim) + 1;
+        lsh->signs = al_malloc((size_t)n_tables * n_funcs * LSH_ROTATIONS * lsh->rot_dim * sizeof(float));
+    }
     lsh_draw(lsh);
     return 0;
 }
 
-void lsh_free(Lsh *lsh) {
-    free(lsh->proj);
-    lsh->proj = NULL;
+int lsh_init(Lsh *lsh, LshFamily family, int dim, int n_tables, int n_funcs, uint64_t seed, AlError *err) {
+    return lsh_init_last(lsh, family, dim, n_tables, n_funcs, 0, seed, err);
 }
 
-long lsh_proj_floats(const Lsh *lsh, int n) { return (long)n * lsh->n_proj; }
+void lsh_free(Lsh *lsh) {
+    free(lsh->proj);
+    free(lsh->signs);
+    lsh->proj = NULL;
+    lsh->signs = NULL;
+}
+
+#define LSH_BLOCK 32   /* rows a cross-polytope hash transforms at once (see crosspolytope_block) */
+
+long lsh_proj_floats(const Lsh *lsh, int n) {
+    return lsh->family == LSH_HYPERPLANE ? (long)n * lsh->n_proj : (long)lsh->rot_dim * LSH_BLOCK;
+}
+
+void lsh_fwht(float *v, int log_n) {
+    const long n = 1L << log_n;
+    for (long h = 1; h < n; h <<= 1)
+        for (long i = 0; i < n; i += h << 1)
+            for (long j = i; j < i + h; j++) {
+                float a = v[j], b = v[j + h];
+                v[j] = a + b;
+                v[j + h] = a - b;
+            }
+}
+
+void lsh_rotate(const Lsh *lsh, int table, int func, const float *x, float *y) {
+    const int p = lsh->rot_dim, lg = log2_exact(p);
+    const float *s = lsh->signs + ((long)table * lsh->n_funcs + func) * LSH_ROTATIONS * p;
+    memcpy(y, x, (size_t)lsh->dim * sizeof(float));
+    memset(y + lsh->dim, 0, (size_t)(p - lsh->dim) * sizeof(float));
+    for (int r = 0; r < LSH_ROTATIONS; r++, s += p) {
+        for (int c = 0; c < p; c++) y[c] *= s[c];
+        lsh_fwht(y, lg);
+    }
+}
 
 /* One row's ℓ codes from its projections: bit f of table t is the sign of p[t·z + f]. */
 static void hyperplane_codes(const Lsh *lsh, const float *p, uint64_t *codes) {
@@ -101,37 +156,72 @@ static void hyperplane_codes(const Lsh *lsh, const float *p, uint64_t *codes) {
     }
 }
 
-/* The nearest of ±e_1..±e_d to y: the first c of largest |y_c| (ties go to the lower
- * index, so the result is deterministic), +e_c → c, −e_c → d + c. */
-static uint64_t crosspolytope_bucket(const float *y, int d) {
-    int best = 0;
-    float best_abs = fabsf(y[0]);
-    for (int c = 1; c < d; c++) {
-        float a = fabsf(y[c]);
-        if (a > best_abs) { best_abs = a; best = c; }
+/* Rows hashed together: the block is held transposed (coordinate-major, p × LSH_BLOCK),
+ * so every butterfly and sign multiply is a loop over the block's rows that the
+ * compiler vectorises.  Per row, the arithmetic is exactly lsh_rotate's (same
+ * operations in the same order), so codes do not depend on the blocking. */
+static void block_rotate(const Lsh *lsh, const float *s, float *y, int nb) {
+    const int p = lsh->rot_dim;
+    for (int r = 0; r < LSH_ROTATIONS; r++, s += p) {
+        for (int c = 0; c < p; c++) {
+            float *yc = y + (long)c * LSH_BLOCK, sc = s[c];
+            for (int b = 0; b < nb; b++) yc[b] *= sc;
+        }
+        for (int h = 1; h < p; h <<= 1)
+            for (int i = 0; i < p; i += h << 1)
+                for (int j = i; j < i + h; j++) {
+                    float *u = y + (long)j * LSH_BLOCK, *w = y + (long)(j + h) * LSH_BLOCK;
+                    for (int b = 0; b < nb; b++) {
+                        float a = u[b], c = w[b];
+                        u[b] = a + c;
+                        w[b] = a - c;
+                    }
+                }
     }
-    return (uint64_t)(y[best] >= 0.0f ? best : d + best);
 }
 
-static void crosspolytope_codes(const Lsh *lsh, const float *p, uint64_t *codes) {
-    const int z = lsh->n_funcs, d = lsh->dim, b = lsh->bits;
-    for (int t = 0; t < lsh->n_tables; t++) {
-        uint64_t code = 0;
-        for (int f = 0; f < z; f++, p += d) code |= crosspolytope_bucket(p, d) << (f * b);
-        codes[t] = code;
-    }
+/* Rows x[0..nb) (nb ≤ LSH_BLOCK): their ℓ codes, with y (p × LSH_BLOCK) as scratch. */
+static void crosspolytope_block(const Lsh *lsh, const float *x, int nb, uint64_t *codes, float *y) {
+    const int z = lsh->n_funcs, b = lsh->bits, p = lsh->rot_dim, d = lsh->dim, l = lsh->n_tables;
+    int best[LSH_BLOCK];
+    float best_abs[LSH_BLOCK];
+    for (int i = 0; i < nb; i++)
+        for (int t = 0; t < l; t++) codes[(long)i * l + t] = 0;
+    for (int t = 0; t < l; t++)
+        for (int f = 0; f < z; f++) {
+            for (int c = 0; c < p; c++)
+                for (int i = 0; i < nb; i++) y[(long)c * LSH_BLOCK + i] = c < d ? x[(long)i * d + c] : 0.0f;
+            block_rotate(lsh, lsh->signs + ((long)t * z + f) * LSH_ROTATIONS * p, y, nb);
+            /* crosspolytope_bucket per row: the first c < m of largest |y_c|. */
+            const int m = f == z - 1 ? lsh->last_dim : p;
+            for (int i = 0; i < nb; i++) best[i] = 0, best_abs[i] = fabsf(y[i]);
+            for (int c = 1; c < m; c++) {
+                const float *yc = y + (long)c * LSH_BLOCK;
+                for (int i = 0; i < nb; i++) {
+                    float a = fabsf(yc[i]);
+                    if (a > best_abs[i]) best_abs[i] = a, best[i] = c;
+                }
+            }
+            for (int i = 0; i < nb; i++) {
+                float v = y[(long)best[i] * LSH_BLOCK + i];
+                uint64_t bucket = (uint64_t)(v >= 0.0f ? best[i] : m + best[i]);
+                codes[(long)i * l + t] |= bucket << (f * b);
+            }
+        }
 }
 
 void lsh_hash_scratch(const Lsh *lsh, const float *x, int n, uint64_t *codes, float *proj) {
     if (n <= 0) return;
-    const int np = lsh->n_proj, l = lsh->n_tables;
-    al_sgemm(CblasNoTrans, CblasNoTrans, n, np, lsh->dim, 1.0f, x, lsh->dim,
-                lsh->proj, np, 0.0f, proj, np);
-    for (int i = 0; i < n; i++) {
-        const float *p = proj + (long)i * np;
-        if (lsh->family == LSH_HYPERPLANE) hyperplane_codes(lsh, p, codes + (long)i * l);
-        else crosspolytope_codes(lsh, p, codes + (long)i * l);
+    const int l = lsh->n_tables;
+    if (lsh->family == LSH_CROSSPOLYTOPE) {
+        for (int i0 = 0; i0 < n; i0 += LSH_BLOCK)
+            crosspolytope_block(lsh, x + (long)i0 * lsh->dim, n - i0 < LSH_BLOCK ? n - i0 : LSH_BLOCK,
+                                codes + (long)i0 * l, proj);
+        return;
     }
+    const int np = lsh->n_proj;
+    al_sgemm(CblasNoTrans, CblasNoTrans, n, np, lsh->dim, 1.0f, x, lsh->dim, lsh->proj, np, 0.0f, proj, np);
+    for (int i = 0; i < n; i++) hyperplane_codes(lsh, proj + (long)i * np, codes + (long)i * l);
 }
 
 void lsh_hash(const Lsh *lsh, const float *x, int n, uint64_t *codes) {

@@ -77,7 +77,7 @@ void khop_sample(const KhopParams *p, Rng *rng, int hops, Example *ex) {
     int n = p->seq_len - 1;
     ex->len = p->seq_len;
     ex->tokens[0] = khop_hop_token(p, hops);
-    ex->targets[0] = DATASET_IGNORE;
+    ex->targets[0] = p->score_first ? khop_null_class(p) : DATASET_IGNORE;
     draw_string(rng, p->alphabet, ex->tokens + 1, n);
     khop_labels(ex->tokens + 1, n, p->alphabet, hops, ex->targets + 1);
     ex->prompt_len = 0;

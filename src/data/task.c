@@ -18,7 +18,7 @@ static void khop_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Exampl
 
 static int khop_generator(const CfgTask *t, TaskData *td, AlError *err) {
     KhopTask *k = &td->params.khop;
-    k->p = (KhopParams){ t->alphabet, t->seq_len, t->min_hops, t->max_hops };
+    k->p = (KhopParams){ t->alphabet, t->seq_len, t->min_hops, t->max_hops, t->score_first };
     k->test_hops = t->test_hops;
     if (khop_check(&k->p, err)) return err->code;
     /* khop_sample asserts it: a test hop count outside training has no hop token
@@ -254,6 +254,12 @@ static int match2_sizes(const Config *c, AlError *err) {
         al_error_prefix(err, "eval.test_size");
         return err->code;
     }
+    /* Distillation's validation split (task_build_validation): refused before training. */
+    if (c->distill.enabled && c->distill.valid_size &&
+        match2_check_size(c->distill.valid_size, c->task.seq_len, c->task.modulus, err)) {
+        al_error_prefix(err, "distill.valid_size");
+        return err->code;
+    }
     return 0;
 }
 
@@ -367,6 +373,38 @@ int task_build(const Config *c, TaskData *td, AlError *err) {
     td->vocab_size = td->test.vocab_size;
     td->n_classes = td->test.n_classes;
     td->seq_len = td->train.seq_len > td->test.seq_len ? td->train.seq_len : td->test.seq_len;
+    return 0;
+}
+
+int task_build_validation(const Config *c, const TaskData *td, Dataset *out, AlError *err) {
+    memset(out, 0, sizeof *out);
+    const int n = c->distill.valid_size ? c->distill.valid_size : c->eval.test_size;
+    const char *src = *td->source ? td->source : "config";
+    if (c->task.type == TASK_FILE)
+        return al_fail(err, 2, "%s: distill.valid_size: task.type \"file\" has no generator to draw a validation "
+                       "split from (distil a generated task)", src);
+    Rng rng = rng_stream(c->seed, 0x76616c6964 /* "valid" */);
+    int rc;
+    if (c->task.type == TASK_MATCH2) {
+        SeqSet seen;
+        seqset_init(&seen, c->task.seq_len, td->train.n + td->test.n);
+        seqset_add_rows(&seen, td->train.tokens, td->train.n);
+        seqset_add_rows(&seen, td->test.tokens, td->test.n);
+        rc = match2_check_size(n, c->task.seq_len, c->task.modulus, err);
+        if (!rc) rc = match2_generate(out, n, c->task.seq_len, c->task.modulus, &rng, &seen, NULL, err);
+        seqset_free(&seen);
+    } else {
+        SeqSet keys;
+        seqset_init(&keys, td->gen.max_len, td->train.n + td->test.n);
+        taskgen_add_keys(&td->gen, &td->train, &keys);
+        taskgen_add_keys(&td->gen, &td->test, &keys);
+        rc = taskgen_dataset(&td->gen, SPLIT_TEST, n, &rng, &keys, NULL, out, err);
+        seqset_free(&keys);
+    }
+    if (rc) {
+        al_error_prefix(err, "%s: distill.valid_size (validation split of %d rows)", src, n);
+        return err->code;
+    }
     return 0;
 }
 

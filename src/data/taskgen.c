@@ -69,6 +69,16 @@ int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const Se
     return 0;
 }
 
+void taskgen_add_keys(const TaskGen *g, const Dataset *d, SeqSet *keys) {
+    int *key = al_malloc((size_t)g->max_len * sizeof(int));
+    for (int r = 0; r < d->n; r++) {
+        RowInfo whole = { .len = d->seq_len, .prompt_len = d->seq_len };
+        row_key(g, dataset_tokens(d, r), d->info ? &d->info[r] : &whole, key);
+        seqset_add(keys, key);
+    }
+    free(key);
+}
+
 void taskgen_batch(const TaskGen *g, TaskSplit split, Rng *rng, Batch *b) {
     AL_ASSERT(b->seq_len == g->max_len);
     for (int r = 0; r < b->batch; r++)

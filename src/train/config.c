@@ -152,6 +152,9 @@ static const CfgKey cfg_keys[] = {
       ONLY_FOR_TASKS(KHOP), .doc = "most hops of a training example" },
     { "task.test_hops", CFG_INT, AT(task.test_hops), IN(-1, 4096), .def = -1,
       ONLY_FOR_TASKS(KHOP), .doc = "hop count of every test example; -1 = drawn like training" },
+    { "task.score_first", CFG_BOOL, AT(task.score_first), .def = 0, ONLY_FOR_TASKS(KHOP),
+      .doc = "position 0 (the hop-count token) has the null class as target, scored in training and tests, like "
+             "the public generator's constant blank there; false: not scored" },
     { "task.n_ops", CFG_INT, AT(task.n_ops), IN(1, 100), .def = 3,
       ONLY_FOR_TASKS(ARITH), .doc = "operators per expression (paper 004's sizes 3..6 at CPU scale)" },
     { "task.under", CFG_BOOL, AT(task.under), .def = 0,
@@ -290,11 +293,21 @@ static const CfgKey cfg_keys[] = {
     { "distill.funcs", CFG_STRING, AT(distill.funcs), .def_str = "1..6",
       .doc = "hash functions z per table, same form" },
     { "distill.same_funcs", CFG_BOOL, AT(distill.same_funcs), .def = 0,
-      .doc = "every distilled layer uses the same z: one grid axis instead of one per layer" },
+      .doc = "every distilled layer uses the same z: one grid axis instead of one per layer (default: each "
+             "layer its own z axis, the grid (l1, z1, l2, z2, ...))" },
+    { "distill.last_dim", CFG_INT, AT(distill.last_dim), IN(0, 1 << 24), .def = 0,
+      .doc = "crosspolytope: the last function of each table uses only this many rotated coordinates (2x as "
+             "many buckets; FALCONN's last cross-polytope dimension), 1..d_head padded to a power of two; 0 = all" },
     { "distill.runs", CFG_INT, AT(distill.runs), IN(1, 1000), .def = 10,
       .doc = "hash draws per grid cell (mean and std over them)" },
     { "distill.seed", CFG_INT, AT(distill.seed), IN(0, 2147483647), .def = 1,
-      .doc = "seed of the hash functions" },
+      .doc = "seed of the hash functions (each cell's r-th draw has its own seed derived from it)" },
+    { "distill.valid_size", CFG_INT, AT(distill.valid_size), IN(0, 100000000), .def = 0,
+      .doc = "validation sequences, drawn like the test set and disjoint from train and test: the best cell and "
+             "the fine-tuned cells are chosen on them; 0 = eval.test_size" },
+    { "distill.score_all", CFG_BOOL, AT(distill.score_all), .def = 1,
+      .doc = "errors over every position, as the ANNA paper's figures (k-hop: position 0 too, target the null "
+             "class); false: the positions training scores" },
     { "distill.finetune_steps", CFG_INT, AT(distill.finetune_steps), IN(0, 10000000), .def = 0,
       .doc = "after the grid, fine-tune each of distill.finetune_cells for this many Adam steps with ANNA in "
              "the loop (gradients through the values, buckets fixed); 0 = off" },
@@ -799,18 +812,18 @@ static int cfg_lsh_fits(const Config *c, int l, int z, const char *l_key, const 
                         const char *z_value, CfgProblem *p) {
     const CfgModel *m = &c->model;
     int dim = m->d_model / m->n_heads, cross = c->distill.family == DISTILL_CROSSPOLYTOPE;
-    int bits = cross ? cfg_crosspolytope_bits(dim) : 1;
+    int bits = cross ? cfg_crosspolytope_bits(dim) : 1, padded = 1 << (cfg_crosspolytope_bits(dim) - 1);
     if ((long)z * bits > 64)
         return cfg_problem(p, z_key, "distill.family",
                            "%s \"%s\": z = %d is more than a %s table holds at d_head = %d (at most %d: %d bits per "
                            "function in a 64-bit code)", z_key, z_value, z, cfg_family_names[c->distill.family], dim,
                            64 / bits, bits);
-    double cols = (double)l * z * (cross ? dim : 1);
-    if (cols > INT_MAX || cols * dim > INT_MAX)
+    double entries = (double)l * z * (cross ? 3.0 * padded : dim);
+    if (entries > INT_MAX)
         return cfg_problem(p, l_key, z_key,
-                           "%s \"%s\": %d tables x %d functions%s at d_head = %d make a projection matrix larger "
-                           "than 2^31 entries (fewer tables or functions)", l_key, l_value, l, z,
-                           cross ? " x d_head projections" : "", dim);
+                           "%s \"%s\": %d tables x %d functions at d_head = %d need more than 2^31 hash parameters "
+                           "(%s; fewer tables or functions)", l_key, l_value, l, z, dim,
+                           cross ? "3 sign vectors of d_head padded to a power of two each" : "d_head normals each");
     return 0;
 }
 
@@ -824,6 +837,15 @@ static int cfg_distill_model(const Config *c, int n_layers, CfgProblem *p) {
                            "distill.enabled: ANNA replaces softmax attention, but %s is \"%s\" (distil a softmax "
                            "transformer, or set distill.enabled to false)", lstm ? "model.type" : "model.attention.type",
                            lstm ? cfg_model_names[m->type] : cfg_attn_names[m->attention.type]);
+    if (m->attention.score != SCORE_UNIT_NORM)
+        return cfg_problem(p, "model.attention.score", "distill.enabled",
+                           "model.attention.score: distillation into ANNA (distill.enabled) needs \"unit_norm\" (the "
+                           "softmax surrogate must compare unit-norm queries and keys, as the LSH hashes directions "
+                           "only), but it is \"%s\"", cfg_score_names[m->attention.score]);
+    if (c->task.type == TASK_FILE)
+        return cfg_problem(p, "distill.valid_size", "task.type",
+                           "distill.valid_size: task.type \"file\" has no generator to draw the distillation's "
+                           "validation split from (distil a generated task, or set distill.enabled to false)");
     if (n_layers > DISTILL_MAX_LAYERS)
         return cfg_problem(p, "distill.layers", "model.n_layers",
                            "distill.layers \"%s\" selects %d layers (model.n_layers is %d), more than the %d one "
@@ -874,11 +896,26 @@ static int cfg_distill_rules(const Config *c, CfgProblem *p) {
         finetune_parse_cells(d->finetune_cells, n_layers, cells, FINETUNE_MAX_CELLS, &n_cells, why, sizeof why))
         return cfg_problem(p, "distill.finetune_cells", "distill.layers", "distill.finetune_cells \"%s\": %s",
                            d->finetune_cells, why);
-    if (!d->enabled) return 0;
-    if (cfg_lsh_fits(c, l_max, z_max, "distill.tables", d->tables, "distill.funcs", d->funcs, p)) return 1;
-    cfg_finetune_max(cells, d->finetune_steps > 0 ? n_cells : 0, &l_max, &z_max);
-    return cfg_lsh_fits(c, l_max, z_max, "distill.finetune_cells", d->finetune_cells, "distill.finetune_cells",
-                        d->finetune_cells, p);
+    if (d->last_dim && d->family != DISTILL_CROSSPOLYTOPE)
+        return cfg_problem(p, "distill.last_dim", "distill.family",
+                           "distill.last_dim (%d) applies to distill.family \"crosspolytope\" only, but the family is "
+                           "\"%s\" (set distill.last_dim to 0)", d->last_dim, cfg_family_names[d->family]);
+    if (d->family == DISTILL_CROSSPOLYTOPE && m->type == MODEL_TRANSFORMER && m->d_model % m->n_heads == 0) {
+        int dim = m->d_model / m->n_heads, padded = 1 << (cfg_crosspolytope_bits(dim) - 1);
+        if (d->last_dim > padded)
+            return cfg_problem(p, "distill.last_dim", "model.d_model",
+                               "distill.last_dim (%d) must be in [1, %d] (d_head = %d padded to a power of two), or 0 "
+                               "for all %d coordinates", d->last_dim, padded, dim, padded);
+    }
+    if (m->type == MODEL_TRANSFORMER && m->d_model % m->n_heads == 0) {   /* the whole section, enabled or not */
+        if (cfg_lsh_fits(c, l_max, z_max, "distill.tables", d->tables, "distill.funcs", d->funcs, p)) return 1;
+        int fl = 0, fz = 0;
+        cfg_finetune_max(cells, n_cells, &fl, &fz);
+        if (fl && cfg_lsh_fits(c, fl, fz, "distill.finetune_cells", d->finetune_cells, "distill.finetune_cells",
+                               d->finetune_cells, p))
+            return 1;
+    }
+    return 0;
 }
 
 /* All cross-key rules, in one place.  Returns 1 and fills *p on the first broken

@@ -14,7 +14,8 @@
  * weighs more, which is what gives a true near neighbour its weight lower bound.
  * A zero vector normalises to zero (x / max(‖x‖, 1e-12), as ad_l2norm).
  *
- * Cost O(N·d·ℓ·z·width) for hashing (one GEMM per block of rows) plus O(ℓ·N·dv)
+ * Cost for hashing O(N·d·ℓ·z) (hyperplane: one GEMM per block of rows) or
+ * O(N·ℓ·z·p log p) (cross-polytope, p = d padded to a power of two), plus O(ℓ·N·dv)
  * for the buckets: per table an open-addressing map from code to (value sum,
  * count).  Non-causal: insert every key, then read each query's bucket.  Causal:
  * in position order insert key j, then read query j, so the bucket already holds

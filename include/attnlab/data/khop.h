@@ -47,9 +47,12 @@
  *    The ANNA paper (000, App. G.2) writes X = (k, X'), X' ∈ Σ^{N−1}, N = 100:
  *    that is seq_len = 100 here.
  *  - Position 0: the public target is a blank '_' that its loss and error DO
- *    score (a constant, learnt at once).  Here it is DATASET_IGNORE: the errors
- *    reported are over the n symbol positions only (null labels included, as in
- *    the public error and ANNA's "error on all the tokens").
+ *    score (a constant, learnt at once).  Here it is DATASET_IGNORE by default: the
+ *    errors reported are over the n symbol positions only (null labels included,
+ *    as in the public error).  With score_first (config task.score_first) it is
+ *    the null class instead — a constant target as the public blank (there is no
+ *    separate blank class), so training and errors cover all seq_len positions,
+ *    the ANNA paper's "error on all the tokens".
  *  - Decision 5 (reference README): a proper output head with n_classes = A + 1,
  *    not the public hidden-state-as-logits; that is model code, not this file.
  *
@@ -74,6 +77,8 @@ typedef struct KhopParams {
     int seq_len;    /* total tokens per example, the hop-count token included; ≥ 2 */
     int min_hops;   /* hop count range drawn from, 0 ≤ min_hops ≤ max_hops */
     int max_hops;
+    int score_first;/* 1: position 0's target is the null class (scored), as the public code's
+                       constant blank there; 0: DATASET_IGNORE (the default) */
 } KhopParams;
 
 /* Returns 0, or 2 with err naming the bad parameter. */

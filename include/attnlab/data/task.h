@@ -62,6 +62,15 @@ int  task_check(const Config *c, const char *source, AlError *err);
  * shapes are known only once the files are read).  Returns 0 or 2. */
 int  task_check_memory(const Config *c, const TaskData *td, const char *source, AlError *err);
 void task_free(TaskData *td);
+/* A validation split of distill.valid_size rows (0: eval.test_size), for choosing
+ * distillation cells without looking at the test set: drawn like the test set
+ * (same generator and split, e.g. k-hop at the test hop count, Match2's balanced
+ * bins) from its own stream (c->seed, "valid"), and disjoint from td's training
+ * and test rows by the same mechanism that keeps the test set apart from the
+ * training set (a set of the rows' dedup keys as `exclude`).  A streaming task has
+ * no fixed training rows to avoid.  File tasks have no generator: an error (2)
+ * naming distill.valid_size, as is a task too small for the size. */
+int  task_build_validation(const Config *c, const TaskData *td, Dataset *out, AlError *err);
 /* Writes the generated train and test sets to dir/train.jsonl and dir/test.jsonl
  * (format: data/README.md), so they can be inspected or trained on with task type
  * "file".  Streaming tasks have no training set to write: an error (code 2). */

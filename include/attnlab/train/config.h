@@ -40,6 +40,7 @@ typedef struct CfgTask {
     int alphabet;            /* khop, index_lookup: |Σ| */
     int min_hops, max_hops;  /* khop: training hop counts, uniform over [min, max] */
     int test_hops;           /* khop: hop count of test examples; −1 = same range as training */
+    int score_first;         /* khop bool: score position 0 (target: the null class) in training and tests */
     int min_len;             /* index_lookup: fewest symbols of a training example */
     int n_ops;               /* arith: operators per expression */
     int under;               /* arith: bool, training operator counts 1..n_ops ∝ i (public --under) */
@@ -112,8 +113,12 @@ typedef struct CfgDistill {
     char tables[256];        /* ℓ values: "1..16", or per layer "32..96/8;4..32/4" */
     char funcs[256];         /* z values, same form: "1..6" */
     int same_funcs;          /* bool: one z for every distilled layer (one grid axis) */
+    int last_dim;            /* cross-polytope: coordinates of each table's last function; 0 = all (lsh.h) */
     int runs;                /* hash draws per cell (mean and std over them) */
-    int seed;                /* of the hash functions */
+    int seed;                /* of the hash functions (each cell's draws: distill_cell_seed) */
+    int valid_size;          /* validation sequences (choose cells on them); 0 = eval.test_size */
+    int score_all;           /* bool: score every position, as paper 000's induction-head figure (k-hop's
+                                position 0 included); false: the task's own scored positions */
     /* Fine-tuning with ANNA in the loop (src/anna/finetune.c), after the grid. */
     int finetune_steps;      /* Adam steps per fine-tuned cell; 0 = off */
     float finetune_lr;       /* constant learning rate */
