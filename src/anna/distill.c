@@ -9,9 +9,11 @@
 #include "attnlab/train/checkpoint.h"
 #include "attnlab/train/evaluate.h"
 #include "attnlab/train/progress.h"
+#include "attnlab/util/fsutil.h"
 #include "attnlab/util/intlist.h"
 #include "attnlab/util/rng.h"
 
+#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,25 +286,29 @@ static long best_cell(const Grid *g, const Cell *cells) {
 }
 
 /* extra: more members for the object ("\"finetune\": {…}"), or NULL. */
-static int write_summary(const char *dir, const Config *cfg, const Grid *g, const Cell *cells, double surrogate,
-                         double surrogate_valid, int valid_n, int test_n, double seconds, const char *extra,
-                         AlError *err) {
+static int write_summary(const char *dir, const char *model_path, const Config *cfg, const Grid *g,
+                         const Cell *cells, double surrogate, double surrogate_valid, int valid_n, int test_n,
+                         double seconds, const char *extra, AlError *err) {
     long best = best_cell(g, cells);
     AnnaCell a = grid_cell(g, best);
     char cell[512] = "";
-    size_t len = 0, cap = 2048 + (extra ? strlen(extra) : 0);
+    size_t len = 0, cap = 2048 + (extra ? strlen(extra) : 0) + 2 * strlen(model_path);
+    cJSON *model_json = cJSON_CreateString(model_path);
+    char *model = cJSON_PrintUnformatted(model_json);   /* the path as a JSON string, escaped */
+    cJSON_Delete(model_json);
+    if (!model) return al_fail(err, 1, "out of memory writing %s/anna_summary.json", dir);
     for (int i = 0; i < a.n; i++)
         len += (size_t)snprintf(cell + len, sizeof cell - len, "%s{\"layer\": %d, \"tables\": %d, \"funcs\": %d}",
                                 i ? ", " : "", a.layer[i], a.tables[i], a.funcs[i]);
     char *text = al_malloc(cap);
     snprintf(text, cap,
-             "{\n  \"surrogate_test_error\": %.6f,\n  \"surrogate_valid_error\": %.6f,\n  \"family\": \"%s\",\n"
+             "{\n  \"model\": %s,\n  \"surrogate_test_error\": %.6f,\n  \"surrogate_valid_error\": %.6f,\n  \"family\": \"%s\",\n"
              "  \"last_dim\": %d,\n  \"runs\": %d,\n  \"cells\": %ld,\n  \"valid_size\": %d,\n  \"test_size\": %d,\n"
              "  \"positions\": \"%s\",\n  \"chosen_on\": \"validation\",\n"
              "  \"best_valid_mean_error\": %.6f,\n  \"best_valid_std_error\": %.6f,\n"
              "  \"best_mean_error\": %.6f,\n  \"best_std_error\": %.6f,\n  \"best_cell\": [%s],\n"
              "  \"seconds\": %.2f%s%s\n}\n",
-             surrogate, surrogate_valid, cfg->distill.family == DISTILL_CROSSPOLYTOPE ? "crosspolytope" : "hyperplane",
+             model, surrogate, surrogate_valid, cfg->distill.family == DISTILL_CROSSPOLYTOPE ? "crosspolytope" : "hyperplane",
              cfg->distill.last_dim, cfg->distill.runs, g->cells, valid_n, test_n,
              cfg->distill.score_all ? "all" : "task", cells[best].v_mean, cells[best].v_std, cells[best].mean,
              cells[best].std, cell, seconds, extra ? ",\n  " : "", extra ? extra : "");
@@ -310,6 +316,7 @@ static int write_summary(const char *dir, const Config *cfg, const Grid *g, cons
     snprintf(path, sizeof path, "%s/anna_summary.json", dir);
     int rc = write_text_atomic(path, text, err);
     free(text);
+    cJSON_free(model);
     return rc;
 }
 
@@ -469,7 +476,8 @@ static int check_model(const CfgModel *m, const char *source, AlError *err) {
     return 0;
 }
 
-int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, int quiet, AlError *err) {
+int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, const char *model_path, int quiet,
+                AlError *err) {
     if (check_model(&m->cfg, td->source, err)) return err->code;
     Grid g;
     if (grid_from_config(&cfg->distill, m->cfg.n_layers, &g, err)) return err->code;
@@ -501,7 +509,7 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     if (!rc) rc = write_csv(dir, &g, cells, cfg->distill.runs, err);
     if (!rc && g.n == 1) rc = figures_one_layer(dir, &g, cells, what, err);
     if (!rc && g.n == 2) rc = figures_two_layers(dir, &g, cells, what, err);
-    if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, surrogate_valid, valid.n, test.n,
+    if (!rc) rc = write_summary(dir, model_path, cfg, &g, cells, surrogate, surrogate_valid, valid.n, test.n,
                                 progress_now() - t0, NULL, err);
     if (!rc && !quiet) {
         long best = best_cell(&g, cells);
@@ -520,7 +528,7 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
         TaskData scored = *td;   /* the fine-tuning reports errors on the grid's test positions */
         scored.test = test;
         if (!rc) rc = finetune_run(cfg, m, &scored, ft, n_ft, dir, quiet, &extra, err);
-        if (!rc) rc = write_summary(dir, cfg, &g, cells, surrogate, surrogate_valid, valid.n, test.n,
+        if (!rc) rc = write_summary(dir, model_path, cfg, &g, cells, surrogate, surrogate_valid, valid.n, test.n,
                                     progress_now() - t0, extra, err);
         free(extra);
     }
@@ -530,28 +538,34 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     return rc;
 }
 
-int distill_main(const char *run_dir, const char *const *overrides, int n_overrides, int quiet, AlError *err) {
-    char path[1024];
+int distill_main(const char *run_dir, const char *out_dir, const char *const *overrides, int n_overrides, int quiet,
+                 AlError *err) {
+    char path[1024], model_path[1024];
     Config cfg;
     snprintf(path, sizeof path, "%s/config.json", run_dir);
     if (cfg_load(&cfg, path, overrides, n_overrides, err)) return err->code;
     if (check_model(&cfg.model, path, err)) return err->code;   /* before any data is drawn */
     TaskData td;
     if (task_build_from(&cfg, path, &td, err)) return err->code;
-    /* The grid's files go into the run folder: not while a run (or another
-     * distillation) is writing there. */
-    DirLock lock;
+    /* Not while a run (or another distillation) is writing in the run folder, or
+     * another distillation in the output folder. */
+    DirLock lock, out_lock;
     dirlock_init(&lock);
-    if (dirlock_acquire(&lock, run_dir, "run", 0, err)) {
+    dirlock_init(&out_lock);
+    int separate = out_dir && strcmp(out_dir, run_dir) != 0;
+    if (dirlock_acquire(&lock, run_dir, "run", 0, err) ||
+        (separate && (al_mkdir_p(out_dir, err) || dirlock_acquire(&out_lock, out_dir, "distillation", 0, err)))) {
+        dirlock_release(&lock);
         task_free(&td);
         return err->code;
     }
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
-    snprintf(path, sizeof path, "%s/model.safetensors", run_dir);
-    int rc = checkpoint_load_model(path, m, err);
-    if (!rc) rc = distill_run(&cfg, m, &td, run_dir, quiet, err);
+    snprintf(model_path, sizeof model_path, "%s/model.safetensors", run_dir);
+    int rc = checkpoint_load_model(model_path, m, err);
+    if (!rc) rc = distill_run(&cfg, m, &td, separate ? out_dir : run_dir, model_path, quiet, err);
     model_free(m);
     task_free(&td);
+    dirlock_release(&out_lock);
     dirlock_release(&lock);
     return rc;
 }

@@ -522,7 +522,7 @@ int train_run(const TrainOptions *opt, AlError *err) {
         rc = loop(r, err);
         signals_restore(&saved);
         if (!rc && r->cfg.distill.enabled)
-            rc = distill_run(&r->cfg, r->model, &r->data, r->dir, opt->quiet, err);
+            rc = distill_run(&r->cfg, r->model, &r->data, r->dir, "model.safetensors", opt->quiet, err);
     }
     teardown(r);
     free(r);

@@ -88,12 +88,18 @@ void distill_eval_set(const Config *cfg, const TaskData *td, const Dataset *src,
 /* Runs cfg->distill's grid on m (a trained softmax transformer with unit-norm
  * scores) over a validation split and td's test set and writes the outputs into dir; then, if distill.finetune_steps > 0, fine-tunes
  * (finetune.h) on td's training data.  m's parameters are left as they were.
+ * model_path names the file m came from in anna_summary.json ("model").
  * Returns 0 or an error code with err filled. */
-int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, int quiet, AlError *err);
+int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, const char *model_path, int quiet,
+                AlError *err);
 
-/* `./train distill RUN_DIR`: the run's effective config (with overrides, e.g.
- * --set distill.tables=1..8), its model.safetensors and its test set, regenerated
- * from the config's seed. */
-int distill_main(const char *run_dir, const char *const *overrides, int n_overrides, int quiet, AlError *err);
+/* `./train distill RUN_DIR [--out DIR]`: the run's effective config (with
+ * overrides, e.g. --set distill.tables=1..8), its model.safetensors and its test
+ * set, regenerated from the config's seed.  The grid's files go into out_dir
+ * (created if missing; NULL: the run folder), so grids of one model with other
+ * settings (another hash family, say) can sit side by side.  The run folder is
+ * locked as a run's; a separate out_dir is locked too. */
+int distill_main(const char *run_dir, const char *out_dir, const char *const *overrides, int n_overrides, int quiet,
+                 AlError *err);
 
 #endif
