@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
             for (int a = 2; a < argc; a++) listed |= !strcmp(argv[a], op_name((OpKind)op));
             /* Counting cases runs them; coverage is cheap enough to afford that. */
             int failed = run_op((OpKind)op, &n);
-            if (!listed) { fprintf(stderr, "op %s is not registered in tests/CMakeLists.txt AD_OPS\n", op_name((OpKind)op)); bad++; }
+            if (!listed) { fprintf(stderr, "op %s is not in the test list tests/CMakeLists.txt reads from ops.def\n", op_name((OpKind)op)); bad++; }
             if (n == 0) { fprintf(stderr, "op %s has no gradient check\n", op_name((OpKind)op)); bad++; }
             (void)failed; /* failures are reported by the per-op tests */
         }

@@ -5,25 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const OP_NAMES[OP_COUNT] = {
-    [OP_MATMUL] = "matmul",         [OP_LINEAR] = "linear",
-    [OP_ADD] = "add",               [OP_SUB] = "sub",
-    [OP_MUL] = "mul",               [OP_SCALE] = "scale",
-    [OP_SUM] = "sum",               [OP_MEAN] = "mean",
-    [OP_EMBEDDING] = "embedding",   [OP_LAYERNORM] = "layernorm",
-    [OP_GELU] = "gelu",             [OP_ELU] = "elu",
-    [OP_RELU] = "relu",             [OP_SOFTMAX] = "softmax",
-    [OP_L2NORM] = "l2norm",         [OP_RESHAPE] = "reshape",
-    [OP_SPLIT_HEADS] = "split_heads", [OP_MERGE_HEADS] = "merge_heads",
-    [OP_CROSS_ENTROPY] = "cross_entropy", [OP_DROPOUT] = "dropout",
-    [OP_ATTENTION] = "attention",   [OP_LINEAR_ATTENTION] = "linear_attention",
-    [OP_ATTENTION_HEADS] = "attention_heads",
-    [OP_SPARSE_ATTENTION] = "sparse_attention", [OP_LSTM] = "lstm",
-    [OP_ANNA_ATTENTION] = "anna_attention", [OP_MLP] = "mlp",
+static const char *const OP_NAMES[] = {
+#define AD_OP(kind, name, what) [kind] = #name,
+#include "attnlab/autodiff/ops.def"
+#undef AD_OP
 };
+_Static_assert(sizeof OP_NAMES / sizeof OP_NAMES[0] == OP_COUNT, "ops.def: every OpKind has one name");
 
 const char *op_name(OpKind op) {
-    return (op >= 0 && op < OP_COUNT && OP_NAMES[op]) ? OP_NAMES[op] : "?";
+    return (op >= 0 && op < OP_COUNT) ? OP_NAMES[op] : "?";
 }
 
 void tape_init(Tape *t, Arena *arena) {

@@ -43,35 +43,11 @@
 #include "attnlab/autodiff/tensor.h"
 #include "attnlab/util/rng.h"
 
+/* The ops, generated from ops.def (one line per op: its kind, name and meaning). */
 typedef enum OpKind {
-    OP_MATMUL,        /* (batched) A·B, A·Bᵀ, Aᵀ·B through cblas_sgemm */
-    OP_LINEAR,        /* x·Wᵀ + b (fused matmul + bias) */
-    OP_ADD,           /* a + b, b same shape or one row broadcast over a's rows */
-    OP_SUB,           /* a − b, same broadcast rule */
-    OP_MUL,           /* a ∘ b, same broadcast rule */
-    OP_SCALE,         /* s·a */
-    OP_SUM,           /* Σ a → scalar */
-    OP_MEAN,          /* mean a → scalar */
-    OP_EMBEDDING,     /* rows of a table gathered by integer ids */
-    OP_LAYERNORM,     /* per-row normalisation with gain and bias */
-    OP_GELU,          /* tanh approximation or exact erf (AdGelu) */
-    OP_ELU,           /* elu, alpha = 1 */
-    OP_RELU,
-    OP_SOFTMAX,       /* row softmax with optional additive mask (−inf allowed) */
-    OP_L2NORM,        /* rows scaled to unit L2 norm */
-    OP_RESHAPE,       /* a view: shares data and grad, records nothing */
-    OP_SPLIT_HEADS,   /* (B,T,H·D) → (B,H,T,D) */
-    OP_MERGE_HEADS,   /* (B,H,T,D) → (B,T,H·D) */
-    OP_CROSS_ENTROPY, /* mean over counted positions of −log softmax(logits)[target] */
-    OP_DROPOUT,       /* inverted dropout, seeded by the tape's rng */
-    OP_ATTENTION,     /* fused softmax(scale·Q·Kᵀ + mask)·V */
-    OP_ATTENTION_HEADS, /* the same on (B,T,H·D) heads read in place, causal or not */
-    OP_LINEAR_ATTENTION, /* φ(q)ᵀΣφ(k)vᵀ / (φ(q)ᵀΣφ(k) + ε), causal by prefix sums */
-    OP_SPARSE_ATTENTION, /* causal softmax over a local window + block summaries */
-    OP_LSTM,          /* a whole LSTM layer over a sequence */
-    OP_ANNA_ATTENTION, /* LSH attention with fixed hashes; gradient w.r.t. v only */
-    OP_MLP,           /* GELU(x·W1ᵀ + b1)·W2ᵀ + b2 (+ res) in one op: the hidden layer's values
-                       * and grads are never stored (ops_mlp.c) */
+#define AD_OP(kind, name, what) kind,
+#include "attnlab/autodiff/ops.def"
+#undef AD_OP
     OP_COUNT
 } OpKind;
 
