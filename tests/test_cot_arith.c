@@ -733,7 +733,7 @@ int main(void) {
     test_extract();
     test_longest_chain();
     test_checker_rejects();
-    /* The scaled sizes of seed004 §6.2: smallest 3, largest 6 in depth; 4, 5 too. */
+    /* The scaled sizes of results/paper004/README.md: smallest 3, largest 6 in depth; 4, 5 too. */
     test_size(3, 11, 20000, 1);
     test_size(4, 11, 5000, 0);
     test_size(5, 11, 5000, 0);

@@ -1,12 +1,12 @@
 /* test_p002_mc.c — paper 002's Monte-Carlo forward pass against closed forms and
- * reference numbers (notes/seed002.md §2, §4, §6.1), and the mc config's errors.
+ * reference numbers (the reference table of results/paper002/README.md; docs/decisions.md), and the mc config's errors.
  *
- *  - Attention weights on the special key equal the closed forms of seed002 §2
+ *  - Attention weights on the special key equal the closed forms of paper 002's attention weights
  *    (softmax 1/(1 + (n−1) n^{−a(1+a)}), linear (1+a)/(n+a), ...), computed here
  *    from the formulas, not from the code's scores.
  *  - Column d of every self-attention output is c·sqrt(ln n) (weights sum to 1).
  *  - The readout F equals a brute-force sum on a small case.
- *  - Success ratios agree with seed002 §4 (200 repetitions there) within 4 standard
+ *  - Success ratios agree with the reference table (200 repetitions there) within 4 standard
  *    deviations of the difference of two binomial proportions; the toy's m sweep
  *    against its exact law 1 − 2^{−m}.
  *  - Every config error of docs/errors.md "mc configs" names the file and key. */
@@ -42,7 +42,7 @@ static void test_self_ones(void) {
         double a = d1 ? p.a1 : p.a0, N = n;
         mc_build(&p, d1, j3, 0, NULL, &w);
         mc_attend(MC_EXP, &w);
-        /* seed002 §2.2: row j3 1/(1 + (n−1) n^{−a(1+a)}); other rows 1/(1 + (n−1) n^{−a}),
+        /* Closed form: row j3 1/(1 + (n−1) n^{−a(1+a)}); other rows 1/(1 + (n−1) n^{−a}),
          * and 1/(n^a + n − 1) on every other key. */
         double self_w = 1.0 / (1.0 + (N - 1) * pow(N, -a * (1 + a)));
         double other_w = 1.0 / (1.0 + (N - 1) * pow(N, -a)), rest = 1.0 / (pow(N, a) + N - 1);
@@ -54,9 +54,9 @@ static void test_self_ones(void) {
             worst = fmax(worst, fmax(e, f));
         }
         CHECK(worst < 1e-12, "self QK=1 softmax D%d: worst relative error %.3g vs closed form", d1, worst);
-        if (d1) CHECK_NEAR(weight(&w, j3, j3), 0.9998, 5e-5, "self QK=1 softmax D1 row j3 (seed002: 0.9998)");
-        if (d1) CHECK_NEAR(weight(&w, 0, j3), 0.744, 5e-4, "self QK=1 softmax D1 other rows (seed002: 0.744)");
-        if (!d1) CHECK_NEAR(weight(&w, j3, j3), 0.0053, 5e-5, "self QK=1 softmax D0 row j3 (seed002 §4: 0.0053)");
+        if (d1) CHECK_NEAR(weight(&w, j3, j3), 0.9998, 5e-5, "self QK=1 softmax D1 row j3 (reference: 0.9998)");
+        if (d1) CHECK_NEAR(weight(&w, 0, j3), 0.744, 5e-4, "self QK=1 softmax D1 other rows (reference: 0.744)");
+        if (!d1) CHECK_NEAR(weight(&w, j3, j3), 0.0053, 5e-5, "self QK=1 softmax D0 row j3 (reference: 0.0053)");
 
         mc_attend(MC_LIN, &w);
         double lin = (1 + a) / (N + a), lo = 1, hi = 0;
@@ -65,7 +65,7 @@ static void test_self_ones(void) {
         CHECK(fabs(lo - lin) <= 1e-15, "self QK=1 linear D%d: weight on j3 %.17g, closed form (1+a)/(n+a) = %.17g",
               d1, lo, lin);
     }
-    /* seed002 §4's table: linear D1 = 2.2/201.2, D0 = 1.01/200.01 (about 0.0109 and 0.0050). */
+    /* The reference table: linear D1 = 2.2/201.2, D0 = 1.01/200.01 (about 0.0109 and 0.0050). */
     mc_build(&p, 1, j3, 0, NULL, &w);
     mc_attend(MC_LIN, &w);
     CHECK_NEAR(weight(&w, 5, j3), 2.2 / 201.2, 1e-15, "self QK=1 linear D1 (2.2/201.2)");
@@ -81,7 +81,7 @@ static void test_self_identity(void) {
     McWork w;
     mc_work_init(&w, &p);
     mc_build(&p, 1, j3, 0, NULL, &w);
-    /* seed002 §2.3: row j3 scores ln n·(a² + b² + c²) on itself, ln n·(b² + c²) on the
+    /* Closed form: row j3 scores ln n·(a² + b² + c²) on itself, ln n·(b² + c²) on the
      * t − 1 other rows of its Type II group, ln n·c² elsewhere; t = n/(d − 2) = 10. */
     double N = n, a = p.a1, b2 = p.b * p.b, c2 = p.c * p.c, t = n / (d - 2);
     double top = pow(N, a * a + b2 + c2);
@@ -89,11 +89,11 @@ static void test_self_identity(void) {
     mc_attend(MC_EXP, &w);
     CHECK(fabs(weight(&w, j3, j3) - soft) < 1e-12 * soft, "self QK=I softmax row j3: %.17g vs %.17g",
           weight(&w, j3, j3), soft);
-    CHECK_NEAR(weight(&w, j3, j3), 0.927, 5e-4, "self QK=I softmax D1 row j3 (seed002: 0.927)");
+    CHECK_NEAR(weight(&w, j3, j3), 0.927, 5e-4, "self QK=I softmax D1 row j3 (reference: 0.927)");
     mc_attend(MC_LIN, &w);
     double lin = (a * a + b2 + c2) / (a * a + b2 + c2 + (t - 1) * (b2 + c2) + (N - t) * c2);
     CHECK_NEAR(weight(&w, j3, j3), lin, 1e-15, "self QK=I linear row j3 (closed form)");
-    CHECK_NEAR(weight(&w, j3, j3), 2.12 / 129.84, 1e-15, "self QK=I linear row j3 (seed002 §4: 2.12/129.8)");
+    CHECK_NEAR(weight(&w, j3, j3), 2.12 / 129.84, 1e-15, "self QK=I linear row j3 (reference: 2.12/129.8)");
     mc_work_free(&w);
 }
 
@@ -109,11 +109,11 @@ static void test_cross(void) {
         for (int j = 0; r != j2 && j < n; j++) off = fmax(off, fabs(weight(&w, r, j) - 1.0 / N));
     CHECK(fabs(weight(&w, j2, j3) - soft) < 1e-12, "cross softmax row j2: %.17g vs %.17g", weight(&w, j2, j3), soft);
     CHECK(off < 1e-15, "cross softmax: rows other than j2 are not uniform (off by %.3g)", off);
-    /* The output of row j2 is ≈ row j3 of A2: two coordinates ≈ 1 (seed002 §2.4). */
+    /* The output of row j2 is ≈ row j3 of A2: two coordinates ≈ 1 (closed form). */
     CHECK(w.C[(size_t)j2 * d] > 0.99 && w.C[(size_t)j2 * d + 1 + j3 % (d - 1)] > 0.99, "cross softmax output "
           "of row j2: %.4f, %.4f", w.C[(size_t)j2 * d], w.C[(size_t)j2 * d + 1 + j3 % (d - 1)]);
     mc_attend(MC_LIN, &w);
-    CHECK_NEAR(weight(&w, j2, j3), 4.0 / 203.0, 1e-15, "cross linear row j2 (seed002: 4/203)");
+    CHECK_NEAR(weight(&w, j2, j3), 4.0 / 203.0, 1e-15, "cross linear row j2 (reference: 4/203)");
     mc_work_free(&w);
 }
 
@@ -194,7 +194,7 @@ static void test_readout(void) {
     CHECK(mc_auto_tau(MC_CROSS, 200, 0.8) == 0.9 && mc_auto_tau(MC_TOY, 200, 0.8) == 0.25, "cross / toy tau");
 }
 
-/* ---- success ratios against seed002 §4 ------------------------------------------- */
+/* ---- success ratios against the reference table---------------------------------------- */
 
 /* |measured − ref| ≤ 4 sd of the difference of two binomial proportions (this run's
  * reps and the reference's ref_reps; ref_reps = 0: the reference is exact). */
@@ -213,13 +213,13 @@ static void check_rate(const McParams *p, int reps, double ref, int ref_reps, ui
 static void test_success_rates(void) {
     McParams cross = { .setting = MC_CROSS, .n = 200, .d = 11, .a0 = 0.01, .a1 = 3, .tau = 0.9 };
     cross.m = mc_auto_m(MC_CROSS, 200, 0.01);
-    check_rate(&cross, 300, 0.93, 200, 10, "cross n=200 d=11 (seed002 §4: 0.91-0.96)");
+    check_rate(&cross, 300, 0.93, 200, 10, "cross n=200 d=11 (reference: 0.91-0.96)");
     McParams ones = self_params(MC_SELF_ONES, 256, 4);
-    check_rate(&ones, 300, 0.14, 200, 11, "self QK=1 n=256 d=4 (seed002 §4: 0.14)");
+    check_rate(&ones, 300, 0.14, 200, 11, "self QK=1 n=256 d=4 (reference: 0.14)");
     ones = self_params(MC_SELF_ONES, 256, 34);
-    check_rate(&ones, 300, 0.96, 200, 12, "self QK=1 n=256 d=34 (seed002 §4: 0.96)");
+    check_rate(&ones, 300, 0.96, 200, 12, "self QK=1 n=256 d=34 (reference: 0.96)");
     McParams ident = self_params(MC_SELF_IDENTITY, 200, 22);
-    check_rate(&ident, 300, 0.83, 200, 13, "self QK=I n=200 d=22 m=15 (seed002 §4: 0.83)");
+    check_rate(&ident, 300, 0.83, 200, 13, "self QK=I n=200 d=22 m=15 (reference: 0.83)");
     /* The toy at n = 1000: F_exp(D1) > 0 iff some unit's sign on the special entry is
      * +, probability 1 − 2^{−m}; the other three events hold with probability ≈ 1. */
     for (int m = 1; m <= 4; m++) {

@@ -101,7 +101,7 @@ static int read_string(const cJSON *v, const char *src, const char *key, char *o
     return 0;
 }
 
-/* The paper's defaults of one setting (seed002 §3). */
+/* The paper's defaults of one setting (paper 002). */
 static void set_defaults(McConfig *c, McSetting s) {
     McParams *p = &c->base;
     *p = (McParams){ .setting = s, .n = 200, .d = 22, .a0 = 0.01, .a1 = 1.2, .b = 0.2, .c = 0.8 };

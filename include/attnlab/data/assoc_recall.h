@@ -1,5 +1,5 @@
 /* assoc_recall.h — single-query associative recall with a binary label (paper 002's
- * trained demonstration, designed in notes/seed002.md §6.2; not in the paper).
+ * trained demonstration, designed for this project; not in the paper).
  *
  * The task.  n context tokens, each a (key, value) pair: the n keys are DISTINCT,
  * drawn uniformly from an alphabet of K keys (in uniformly random order), the values
@@ -8,7 +8,7 @@
  * labels are balanced, and without attention from the query to the matching pair
  * a model can only guess.  Softmax attention can put weight ≈ 1 on the one matching
  * pair; a normalised linear kernel with a head of dimension d_head cannot separate
- * one key from n − 1 others once n ≫ d_head (seed002 §6.2: ≈ 100% vs → 50%).
+ * one key from n − 1 others once n ≫ d_head (results/paper002/README.md, E2).
  *
  *     position   0            1            …   n−1            n
  *     token      2·k_1+v_1    2·k_2+v_2    …   2·k_n+v_n      2K + k_q

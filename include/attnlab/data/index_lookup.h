@@ -1,5 +1,4 @@
-/* index_lookup.h — Index Lookup (paper 003, Bhattamishra et al. 2024, §3 and App. H.1;
- * notes/seed003.md §1.1).
+/* index_lookup.h — Index Lookup (paper 003, Bhattamishra et al. 2024, §3 and App. H.1;; docs/decisions.md).
  *
  * The task.  k symbols s_1..s_k drawn independently and uniformly from Σ, then ONE
  * index token p ∈ {1..k} drawn uniformly; the answer is s_p.  The index tokens are
@@ -26,7 +25,7 @@
  *     |Σ| + p − 1             the index token IDX_p, p = 1 .. N
  *
  * The read-out at the index token is the paper's unstated but only sensible
- * choice for a causal model (seed003 §1.1: the one position that sees all input).
+ * choice for a causal model (the one position that sees all input).
  * Examples are variable-length: the dataset code right-pads them (example.h). */
 #ifndef ATTNLAB_DATA_INDEX_LOOKUP_H
 #define ATTNLAB_DATA_INDEX_LOOKUP_H

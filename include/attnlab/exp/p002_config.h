@@ -11,7 +11,7 @@
  *       "out": "results/paper002/fig4_d"         required (the CLI's --out overrides it)
  *     }
  *
- * Every key of "defaults" may be left out; the defaults are the paper's (seed002 §3):
+ * Every key of "defaults" may be left out; the defaults are the paper's:
  * toy n 1000; self n 200, d 22, a0 0.01, a1 1.2, b 0.2, c 0.8; cross n 200, d 11,
  * a0 0.01, a1 3; δ 0.01; m and τ "auto" (mc_auto_m, mc_auto_tau: the paper's
  * formulas, re-evaluated at every point of the sweep).  Keys a setting does not use

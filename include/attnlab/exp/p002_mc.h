@@ -1,9 +1,9 @@
 /* p002_mc.h — the forward Monte-Carlo experiments of paper 002 (Deng, Song, Zhou
  * 2023, "Superiority of Softmax: Unveiling the Performance Edge Over Linear
- * Attention"; notes/seed002.md §1–4).  Nothing is trained: the networks are fixed
+ * Attention"; docs/decisions.md; reference table in results/paper002/README.md).  Nothing is trained: the networks are fixed
  * by hand and only the random ±1 readout varies.
  *
- * The network (seed002 §1.4).  With scores S (rows × n), values V (n × dv) and a
+ * The network (paper 002's fixed network F).  With scores S (rows × n), values V (n × dv) and a
  * readout y ∈ {±1}^{dv × m}:
  *
  *     W = rownorm(κ(S))      κ = exp (softmax, row max subtracted) or identity ("linear")
@@ -14,7 +14,7 @@
  * identity replacement, W = diag(S·1)^{-1} S: every score here is > 0, so it is
  * well defined (mc_check enforces what that needs).
  *
- * The inputs (seed002 §2; s = sqrt(ln n), natural log as in the note):
+ * The inputs (paper 002's datasets D0/D1; s = sqrt(ln n), natural log):
  *  - MC_TOY (§2.1, Fig. 3): one query; its scores are u_i ~ U[ln n, 1.4 ln n],
  *    and D1 sets u_{j3} = 4 ln n.  V = I_n, so y is n × m.
  *  - MC_SELF_ONES / MC_SELF_IDENTITY (§2.2 / §2.3, Figs. 5 / 4): A1 = A2 = A3 = A
@@ -25,7 +25,7 @@
  *  - MC_CROSS (§2.4, Fig. 7): A1 row i = ln n · (a·[i = j2], 1, …, 1); A2 = A3 row i
  *    = ([i = j3], e_{k(i)}) with k(i) = i mod (d − 1).  S = A1 A2ᵀ; V = A2.
  *
- * The success event (seed002 §3) of one repetition: draw j3 (and j2) uniformly and
+ * The success event (paper 002's) of one repetition: draw j3 (and j2) uniformly and
  * one y, shared by the four evaluations; then
  *     F_exp(D1) > 0  ∧  F_lin(D1) = 0  ∧  F_exp(D0) = 0  ∧  F_lin(D0) = 0.
  * D0 and D1 of a repetition use the same j3/j2 (only a differs; the toy draws its
@@ -73,7 +73,7 @@ typedef struct McRates {
 
 extern const char *const mc_setting_names[MC_N_SETTINGS + 1];   /* "toy", "self_ones", ... NULL */
 
-/* The paper's rules where the config says "auto" (seed002 §3):
+/* The paper's rules where the config says "auto" (paper 002's):
  * m: toy floor(ln n); self max(floor(ln(n/δ)), 15); cross floor(ln(n/δ)); at least 1.
  * τ: self (c + 0.1)·sqrt(ln n); cross 0.9; toy 0.25 (unstated in the paper; the
  * note's choice). */
