@@ -13,24 +13,23 @@
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 #include "check.h"
+#include "testutil.h"
 #include "gradcheck.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define TOL 1e-5
 
-typedef struct Config {
+typedef struct MlpCase {
     int ndim, xshape[3];
     int hidden, out;
     AdGelu kind;
     int res;            /* 0 none, 1 a tensor like y, 2 x itself */
     uint64_t seed;
-} Config;
+} MlpCase;
 
 enum { N_IN = 6 };      /* x, w1, b1, w2, b2, res */
 
@@ -46,7 +45,7 @@ static double rel_diff(const float *a, const float *b, long n) {
 
 /* One forward (fused or composed) and backward with dout; returns the output
  * (valid until the tape is reset), the input grads left in the leaves. */
-static Tensor *run(Tape *t, int fused, Tensor **x, const Config *c, const float *dout) {
+static Tensor *run(Tape *t, int fused, Tensor **x, const MlpCase *c, const float *dout) {
     tape_reset(t);
     for (int l = 0; l < N_IN; l++)
         if (x[l]) memset(x[l]->grad, 0, (size_t)x[l]->n * sizeof(float));
@@ -62,7 +61,7 @@ static Tensor *run(Tape *t, int fused, Tensor **x, const Config *c, const float 
     return y;
 }
 
-static void make_inputs(const Config *c, Tensor **x) {
+static void make_inputs(const MlpCase *c, Tensor **x) {
     int in = c->xshape[c->ndim - 1], yshape[3];
     for (int d = 0; d < c->ndim; d++) yshape[d] = d == c->ndim - 1 ? c->out : c->xshape[d];
     memset(x, 0, N_IN * sizeof *x);
@@ -74,7 +73,7 @@ static void make_inputs(const Config *c, Tensor **x) {
     if (c->res == 1) x[5] = gc_leaf(c->ndim, yshape, c->seed + 5, -2.0f, 2.0f);
 }
 
-static void check_config(const Config *c) {
+static void check_config(const MlpCase *c) {
     static const char *const NAMES[N_IN] = { "x", "w1", "b1", "w2", "b2", "res" };
     char what[96], sx[32];
     Tensor *x[N_IN];
@@ -140,39 +139,30 @@ static void check_config(const Config *c) {
     arena_free(&arena);
 }
 
-/* In a child: a second backward over the same tape is an assertion failure that
- * names the tape's flag. */
+/* A second backward over the same tape: an assertion failure naming the tape's flag. */
+static void second_backward(void *ctx) {
+    (void)ctx;
+    MlpCase c = { 2, {3, 4}, 5, 4, GELU_TANH, 0, 9 };
+    Tensor *x[N_IN];
+    make_inputs(&c, x);
+    Arena arena;
+    arena_init(&arena, 1 << 16);
+    Tape t;
+    tape_init(&t, &arena);
+    float dout[12] = { 1 };
+    Tensor *y = run(&t, 1, x, &c, dout);
+    tape_backward_from(&t, y, dout);   /* must not return */
+}
+
 static void test_second_backward_refused(void) {
-    int fds[2];
-    CHECK(pipe(fds) == 0, "pipe");
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        Config c = { 2, {3, 4}, 5, 4, GELU_TANH, 0, 9 };
-        Tensor *x[N_IN];
-        make_inputs(&c, x);
-        Arena arena;
-        arena_init(&arena, 1 << 16);
-        Tape t;
-        tape_init(&t, &arena);
-        float dout[12] = { 1 };
-        Tensor *y = run(&t, 1, x, &c, dout);
-        tape_backward_from(&t, y, dout);   /* must not return */
-        _exit(0);
-    }
-    close(fds[1]);
-    char text[512] = "";
-    ssize_t n = read(fds[0], text, sizeof text - 1);
-    text[n > 0 ? n : 0] = 0;
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0), "a second backward over one tape was not refused");
+    char text[512];
+    int status = tu_run_captured(second_backward, NULL, text, sizeof text);
+    CHECK(status != 0, "a second backward over one tape was not refused");
     CHECK(strstr(text, "walked") != NULL, "second backward: unexpected message: %s", text);
 }
 
 int main(void) {
-    static const Config configs[] = {
+    static const MlpCase configs[] = {
         { 2, {7, 16},     40, 16, GELU_TANH, 0, 1 },
         { 2, {7, 16},     40, 16, GELU_ERF,  0, 2 },
         { 3, {2, 9, 12},  45, 12, GELU_TANH, 2, 3 },   /* res = x, as in a transformer block */

@@ -62,6 +62,27 @@ int tu_wait(pid_t pid) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+int tu_run_captured(void (*fn)(void *ctx), void *ctx, char *text, size_t n) {
+    int fds[2];
+    text[0] = 0;
+    if (pipe(fds) != 0) return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        fn(ctx);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < n && (r = read(fds[0], text + got, n - 1 - got)) > 0) got += (size_t)r;
+    text[got] = 0;
+    close(fds[0]);
+    return tu_wait(pid);
+}
+
 int tu_same_text(const char *a, const char *b) {
     char *x = tu_read_file(a, NULL), *y = tu_read_file(b, NULL);
     int same = x && y && !strcmp(x, y);

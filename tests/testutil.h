@@ -27,5 +27,9 @@ pid_t tu_spawn(const char *const *argv, const char *out);
 int   tu_load_sweep(const char *path, const char *text, Config *base, SweepSpec *s, AlError *err);
 /* Waits for pid: its exit status, or 128 + the signal that killed it. */
 int   tu_wait(pid_t pid);
+/* Runs fn(ctx) in a forked child (which exits 0 if fn returns) with its stderr
+ * captured into text (n bytes, NUL-terminated): for what must end the process.
+ * Returns the child's status as tu_wait does. */
+int   tu_run_captured(void (*fn)(void *ctx), void *ctx, char *text, size_t n);
 
 #endif
