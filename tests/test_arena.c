@@ -140,10 +140,9 @@ static void test_steady_state(void) {
     Model m;
     model_init(&m, 5);
     float mask_data[T * T];
-    for (int i = 0; i < T; i++)
-        for (int j = 0; j < T; j++) mask_data[i * T + j] = j <= i ? 0.0f : -INFINITY;
     Tensor mask;
     tensor_init(&mask, mask_data, NULL, 2, (const int[]){ T, T });
+    ad_causal_mask(&mask);
 
     /* Fixed data: the next token is a fixed function of the current one, so the
      * loss must fall; every 5th target is ignored. */
@@ -261,10 +260,9 @@ static void fw_run(FwNet *m, int mode, float *grads_out) {
     if (mode == 2)
         for (int i = 0; i < FW_PARAMS; i++) tape_grad_fresh(&m->p[i]);
     float mask_data[T * T];
-    for (int i = 0; i < T; i++)
-        for (int j = 0; j < T; j++) mask_data[i * T + j] = j <= i ? 0.0f : -INFINITY;
     Tensor mask;
     tensor_init(&mask, mask_data, NULL, 2, (const int[]){ T, T });
+    ad_causal_mask(&mask);
     int ids[B * T], targets[B * T];
     for (int i = 0; i < B * T; i++) {
         ids[i] = (i * 5 + 1) % V;
