@@ -124,26 +124,43 @@ long lsh_proj_floats(const Lsh *lsh, int n) {
     return lsh->family == LSH_HYPERPLANE ? (long)n * lsh->n_proj : (long)lsh->rot_dim * LSH_BLOCK;
 }
 
-void lsh_fwht(float *v, int log_n) {
-    const long n = 1L << log_n;
-    for (long h = 1; h < n; h <<= 1)
-        for (long i = 0; i < n; i += h << 1)
-            for (long j = i; j < i + h; j++) {
-                float a = v[j], b = v[j + h];
-                v[j] = a + b;
-                v[j + h] = a - b;
+/* The transform and the rotation on nb vectors of p coordinates held coordinate-major:
+ * coordinate c of vector b at y[c·stride + b].  One vector is stride 1, nb 1; a
+ * block of rows (crosspolytope_block) is stride LSH_BLOCK, and then every butterfly
+ * and sign multiply is a loop over the rows that the compiler vectorises.  Each
+ * vector sees the same operations in the same order either way, so codes do not
+ * depend on the blocking. */
+static inline void fwht_cols(float *y, int p, long stride, int nb) {
+    for (int h = 1; h < p; h <<= 1)
+        for (int i = 0; i < p; i += h << 1)
+            for (int j = i; j < i + h; j++) {
+                float *u = y + j * stride, *w = y + (j + h) * stride;
+                for (int b = 0; b < nb; b++) {
+                    float x0 = u[b], x1 = w[b];
+                    u[b] = x0 + x1;
+                    w[b] = x0 - x1;
+                }
             }
 }
 
+/* LSH_ROTATIONS rounds of (the ±1 diagonal s, then the transform). */
+static inline void rotate_cols(const float *s, float *y, int p, long stride, int nb) {
+    for (int r = 0; r < LSH_ROTATIONS; r++, s += p) {
+        for (int c = 0; c < p; c++) {
+            float *yc = y + c * stride, sc = s[c];
+            for (int b = 0; b < nb; b++) yc[b] *= sc;
+        }
+        fwht_cols(y, p, stride, nb);
+    }
+}
+
+void lsh_fwht(float *v, int log_n) { fwht_cols(v, 1 << log_n, 1, 1); }
+
 void lsh_rotate(const Lsh *lsh, int table, int func, const float *x, float *y) {
-    const int p = lsh->rot_dim, lg = log2_exact(p);
-    const float *s = lsh->signs + ((long)table * lsh->n_funcs + func) * LSH_ROTATIONS * p;
+    const int p = lsh->rot_dim;
     memcpy(y, x, (size_t)lsh->dim * sizeof(float));
     memset(y + lsh->dim, 0, (size_t)(p - lsh->dim) * sizeof(float));
-    for (int r = 0; r < LSH_ROTATIONS; r++, s += p) {
-        for (int c = 0; c < p; c++) y[c] *= s[c];
-        lsh_fwht(y, lg);
-    }
+    rotate_cols(lsh->signs + ((long)table * lsh->n_funcs + func) * LSH_ROTATIONS * p, y, p, 1, 1);
 }
 
 /* One row's ℓ codes from its projections: bit f of table t is the sign of p[t·z + f]. */
@@ -153,30 +170,6 @@ static void hyperplane_codes(const Lsh *lsh, const float *p, uint64_t *codes) {
         uint64_t code = 0;
         for (int f = 0; f < z; f++) code |= (uint64_t)(p[f] >= 0.0f) << f;
         codes[t] = code;
-    }
-}
-
-/* Rows hashed together: the block is held transposed (coordinate-major, p × LSH_BLOCK),
- * so every butterfly and sign multiply is a loop over the block's rows that the
- * compiler vectorises.  Per row, the arithmetic is exactly lsh_rotate's (same
- * operations in the same order), so codes do not depend on the blocking. */
-static void block_rotate(const Lsh *lsh, const float *s, float *y, int nb) {
-    const int p = lsh->rot_dim;
-    for (int r = 0; r < LSH_ROTATIONS; r++, s += p) {
-        for (int c = 0; c < p; c++) {
-            float *yc = y + (long)c * LSH_BLOCK, sc = s[c];
-            for (int b = 0; b < nb; b++) yc[b] *= sc;
-        }
-        for (int h = 1; h < p; h <<= 1)
-            for (int i = 0; i < p; i += h << 1)
-                for (int j = i; j < i + h; j++) {
-                    float *u = y + (long)j * LSH_BLOCK, *w = y + (long)(j + h) * LSH_BLOCK;
-                    for (int b = 0; b < nb; b++) {
-                        float a = u[b], c = w[b];
-                        u[b] = a + c;
-                        w[b] = a - c;
-                    }
-                }
     }
 }
 
@@ -191,7 +184,7 @@ static void crosspolytope_block(const Lsh *lsh, const float *x, int nb, uint64_t
         for (int f = 0; f < z; f++) {
             for (int c = 0; c < p; c++)
                 for (int i = 0; i < nb; i++) y[(long)c * LSH_BLOCK + i] = c < d ? x[(long)i * d + c] : 0.0f;
-            block_rotate(lsh, lsh->signs + ((long)t * z + f) * LSH_ROTATIONS * p, y, nb);
+            rotate_cols(lsh->signs + ((long)t * z + f) * LSH_ROTATIONS * p, y, p, LSH_BLOCK, nb);
             /* crosspolytope_bucket per row: the first c < m of largest |y_c|. */
             const int m = f == z - 1 ? lsh->last_dim : p;
             for (int i = 0; i < nb; i++) best[i] = 0, best_abs[i] = fabsf(y[i]);
