@@ -9,6 +9,7 @@
  * It goes through the same calls as `--resume` and `./train distill`, which verify
  * checksums where a file has them; st_verify adds that files written by this
  * attnlab have them all. */
+#include "attnlab/config/config.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/safetensors.h"
 #include "attnlab/train/checkpoint.h"

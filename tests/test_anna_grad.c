@@ -19,6 +19,7 @@
  *    parameters move the loss smoothly.  The distilled layer's Q and K weights get
  *    exactly zero gradient.  (The embeddings and LN1 also feed q and k, so a finite
  *    step can move a token to another bucket: no finite-difference check there.) */
+#include "attnlab/config/config.h"
 #include "attnlab/anna/anna.h"
 #include "attnlab/anna/lsh.h"
 #include "attnlab/nn/model.h"

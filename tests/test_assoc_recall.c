@@ -6,6 +6,7 @@
  * query's key and re-derives the label from that pair.  Distribution checks: labels
  * balanced, query position uniform over 1..n, keys uniform over the alphabet, and
  * the first position's key uniform too (the order is random, not sorted). */
+#include "attnlab/config/config.h"
 #include "attnlab/data/assoc_recall.h"
 #include "attnlab/data/dataset.h"
 #include "attnlab/data/task.h"

@@ -2,7 +2,7 @@
  * per documented error (docs/errors.md).  Each error test feeds a bad input and
  * checks the exit code (2), that the message starts with the source (file name or
  * "--set ..."), and that it names the key path or line:column and the hint. */
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 
 #include "check.h"
 

@@ -7,6 +7,7 @@
  * Softmax attention also at 40 positions: training's fused kernel works in blocks
  * of 32 query rows, so that length spans a full and a partial block. */
 #include "check.h"
+#include "attnlab/config/config.h"
 #include "attnlab/nn/decode.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
  * trained with data-parallel steps over 2 threads (train/step.h): its shards'
  * arenas too are grown from too small or poisoned first. */
 #include "attnlab/autodiff/ops.h"
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 #include "attnlab/train/step.h"
 #include "attnlab/util/error.h"
 #include "check.h"

@@ -5,6 +5,7 @@
  * definition in ops.h (j <= i and (i - j < k·B or j mod B >= B - c)), not by the
  * op's own list builder.  Every attention kind, causal and not, and the LSTM. */
 #include "check.h"
+#include "attnlab/config/config.h"
 #include "attnlab/nn/model.h"
 
 #include <string.h>

@@ -6,6 +6,7 @@
  * analytic gradient of the cross-entropy loss is compared with central differences. */
 #include "check.h"
 #include "gradcheck.h"
+#include "attnlab/config/config.h"
 #include "attnlab/nn/model.h"
 
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include "check.h"
 #include "testutil.h"
 #include "sweep_fixture.h"
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 #include "attnlab/util/version.h"
 
 #include <cJSON.h>

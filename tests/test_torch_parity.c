@@ -14,6 +14,7 @@
  * any folder below it. */
 #include "check.h"
 
+#include "attnlab/config/config.h"
 #include "attnlab/io/safetensors.h"
 #include "attnlab/train/checkpoint.h"
 

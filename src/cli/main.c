@@ -20,7 +20,7 @@
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
 #include "attnlab/train/bench.h"
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 #include "attnlab/train/trainer.h"
 #include "attnlab/util/version.h"
 

@@ -12,6 +12,7 @@
  * a hostile file can claim is bounded by the options. */
 #include "attnlab/data/jsonl.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/io/json_diag.h"
 #include "attnlab/util/fsutil.h"
 
 #include <cJSON.h>
@@ -102,58 +103,25 @@ static int line_fail(const Store *s, AlError *err, const char *fmt, ...) {
     return al_fail(err, 2, "%s:%ld: %s", s->name, s->line, msg);
 }
 
-/* Text from the file, made safe to print: at most 40 bytes, control and non-ASCII
- * bytes shown as '?'. */
-static void sanitize(const char *in, char *out, size_t cap) {
-    size_t n = 0;
-    for (; *in && n + 4 < cap && n < 40; in++) out[n++] = (*in >= 0x20 && *in < 0x7f) ? *in : '?';
-    if (*in) out[n++] = '.', out[n++] = '.', out[n++] = '.';
-    out[n] = 0;
-}
-
-static void format_number(double x, char *out, size_t cap) {
+/* Numbers as this reader has always shown them (json_diag_describe's form). */
+static const char *format_number(double x, char *out, size_t cap) {
     if (!isfinite(x)) snprintf(out, cap, "a number too large for a double");
     else if (x == floor(x) && fabs(x) < 1e18) snprintf(out, cap, "%lld", (long long)x);
     else snprintf(out, cap, "%.15g", x);
+    return out;
 }
 
-/* What a JSON value is, for "expected ..., got X". */
+/* What a JSON value is, for "expected ..., got X": text from the file at most 40
+ * bytes, control and non-ASCII bytes shown as '?'. */
 static void describe(const cJSON *v, char *out, size_t cap) {
-    char text[64];
-    if (cJSON_IsNumber(v)) {
-        format_number(v->valuedouble, out, cap);
-    } else if (cJSON_IsString(v)) {
-        sanitize(v->valuestring, text, sizeof text);
-        snprintf(out, cap, "a string (\"%s\")", text);
-    } else {
-        snprintf(out, cap, "%s", cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "true" : "false")
-                 : cJSON_IsNull(v) ? "null" : cJSON_IsArray(v) ? "an array" : "an object");
-    }
-}
-
-static size_t edit_distance(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b), row[64];
-    if (la >= 63 || lb >= 63) return 99;
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb];
+    json_diag_describe(v, JSON_TEXT_ASCII, format_number, out, cap);
 }
 
 static int unknown_key(const Store *s, const char *key, AlError *err) {
     char text[64];
-    sanitize(key, text, sizeof text);
+    json_diag_excerpt(key, JSON_TEXT_ASCII, text, sizeof text);
     for (int k = 0; k < N_KEYS; k++)
-        if (edit_distance(key, KEY_NAMES[k]) <= 2)
+        if (json_diag_distance(key, KEY_NAMES[k], JSON_EDITS_EXACT) <= 2)
             return line_fail(s, err, "unknown key \"%s\" (did you mean \"%s\"?)", text, KEY_NAMES[k]);
     return line_fail(s, err, "unknown key \"%s\" (valid keys: tokens, labels, mask, group, "
                      "prompt_len, answer_start, answer_len)", text);

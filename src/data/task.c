@@ -1,5 +1,6 @@
 /* task.c — see task.h. */
 #include "attnlab/data/task.h"
+#include "attnlab/config/config.h"   /* Config: see task.h */
 #include "attnlab/data/jsonl.h"
 #include "attnlab/data/match2.h"
 #include "attnlab/data/seqset.h"
@@ -345,7 +346,8 @@ int task_check_memory(const Config *c, const TaskData *td, const char *source, A
     char len[CFG_PATH_MAX + 64], keys[128];
     len_keys(c, td->seq_len, td->train.seq_len == td->seq_len, len, sizeof len);
     data_keys(c, keys, sizeof keys);
-    return model_memory_check(c, td->vocab_size, td->n_classes, td->seq_len, len, data, keys, source, err);
+    return model_memory_check(&c->model, c->train.batch_size, td->vocab_size, td->n_classes, td->seq_len, len, data,
+                              keys, source, err);
 }
 
 int task_build_from(const Config *c, const char *source, TaskData *td, AlError *err) {

@@ -1,9 +1,11 @@
 /* p002_config.c — see p002_config.h.
  *
- * Why not src/train/config.c: its schema table and helpers are private to the
- * training config (a Config struct with offsets into it), and this file has a
- * dozen keys.  The messages follow the same form: "SOURCE: KEY.PATH: what". */
+ * Why not src/config: its schema table is private to the run config (a Config
+ * struct with offsets into it), and this file has a dozen keys.  The messages
+ * follow the same form, "SOURCE: KEY.PATH: what", with the shared pieces of
+ * io/json_diag.h. */
 #include "attnlab/exp/p002_config.h"
+#include "attnlab/io/json_diag.h"
 #include "attnlab/util/fsutil.h"
 
 #include <cJSON.h>
@@ -34,30 +36,15 @@ static unsigned used_params(McSetting s) {
     }
 }
 
-static int name_index(const char *const *names, const char *s) {
-    for (int i = 0; names[i]; i++)
-        if (!strcmp(names[i], s)) return i;
-    return -1;
-}
-
-/* `"a", "b", "c"` */
-static const char *choices(const char *const *names, char *buf, size_t n) {
-    size_t len = 0;
-    buf[0] = 0;
-    for (int i = 0; names[i] && len < n; i++)
-        len += (size_t)snprintf(buf + len, n - len, "%s\"%s\"", i ? ", " : "", names[i]);
+/* Numbers in full (17 digits), as this reader has always shown them. */
+static const char *number_17g(double v, char *buf, size_t n) {
+    snprintf(buf, n, "%.17g", v);
     return buf;
 }
 
-/* What the user wrote, for "got ...". */
+/* What the user wrote, for "got ...": strings cut at 40 bytes as they are. */
 static const char *describe(const cJSON *v, char *buf, size_t n) {
-    if (cJSON_IsString(v)) snprintf(buf, n, "a string (\"%.40s\")", v->valuestring);
-    else if (cJSON_IsNumber(v)) snprintf(buf, n, "%.17g", v->valuedouble);
-    else if (cJSON_IsBool(v)) snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
-    else if (cJSON_IsNull(v)) snprintf(buf, n, "null");
-    else if (cJSON_IsObject(v)) snprintf(buf, n, "an object");
-    else snprintf(buf, n, "an array");
-    return buf;
+    return json_diag_describe(v, JSON_TEXT_RAW, number_17g, buf, n);
 }
 
 static int fail_type(AlError *err, const char *src, const char *key, const char *want, const cJSON *v) {
@@ -70,9 +57,9 @@ static int check_members(const cJSON *obj, const char *const *keys, const char *
                          AlError *err) {
     for (const cJSON *it = obj->child; it; it = it->next) {
         char list[256];
-        if (name_index(keys, it->string) < 0)
+        if (json_diag_name_index(keys, it->string) < 0)
             return al_fail(err, 2, "%s: unknown key '%s%s' (valid keys%s%s: %s)", src, prefix, it->string,
-                           *prefix ? " under " : "", *prefix ? prefix : "", choices(keys, list, sizeof list));
+                           *prefix ? " under " : "", *prefix ? prefix : "", json_diag_choices(keys, list, sizeof list));
         for (const cJSON *o = obj->child; o != it; o = o->next)
             if (!strcmp(o->string, it->string))
                 return al_fail(err, 2, "%s: duplicate key '%s%s' (a JSON object must not repeat a key)", src,
@@ -166,7 +153,7 @@ static int read_defaults(McConfig *c, const cJSON *obj, const char *src, AlError
     for (const cJSON *it = obj->child; it; it = it->next) {
         char key[64];
         snprintf(key, sizeof key, "defaults.%s", it->string);
-        McParam q = (McParam)name_index(mc_param_names, it->string);
+        McParam q = (McParam)json_diag_name_index(mc_param_names, it->string);
         if (!(used_params(c->base.setting) >> q & 1u)) return not_used(c->base.setting, src, key, err);
         if (read_param(c, q, it, src, key, err)) return err->code;
     }
@@ -181,13 +168,13 @@ static int read_sweep(McConfig *c, const cJSON *obj, const char *src, AlError *e
     const cJSON *param = cJSON_GetObjectItemCaseSensitive(obj, "param");
     const cJSON *values = cJSON_GetObjectItemCaseSensitive(obj, "values");
     if (!param) return al_fail(err, 2, "%s: sweep.param: missing (one of %s)", src,
-                               choices(mc_param_names, list, sizeof list));
-    if (!cJSON_IsString(param) || name_index(mc_param_names, param->valuestring) < 0) {
+                               json_diag_choices(mc_param_names, list, sizeof list));
+    if (!cJSON_IsString(param) || json_diag_name_index(mc_param_names, param->valuestring) < 0) {
         char got[96];
         return al_fail(err, 2, "%s: sweep.param: expected one of %s; got %s", src,
-                       choices(mc_param_names, list, sizeof list), describe(param, got, sizeof got));
+                       json_diag_choices(mc_param_names, list, sizeof list), describe(param, got, sizeof got));
     }
-    c->param = (McParam)name_index(mc_param_names, param->valuestring);
+    c->param = (McParam)json_diag_name_index(mc_param_names, param->valuestring);
     if (!(used_params(c->base.setting) >> c->param & 1u)) return not_used(c->base.setting, src, "sweep.param", err);
     if (!values) return al_fail(err, 2, "%s: sweep.values: missing (a list of numbers)", src);
     if (!cJSON_IsArray(values)) return fail_type(err, src, "sweep.values", "an array of numbers", values);
@@ -255,11 +242,11 @@ static int read_config(McConfig *c, const cJSON *root, const char *src, AlError 
     if (check_members(root, TOP_KEYS, "", src, err)) return err->code;
     const cJSON *setting = cJSON_GetObjectItemCaseSensitive(root, "setting");
     if (!setting)
-        return al_fail(err, 2, "%s: setting: missing (one of %s)", src, choices(mc_setting_names, names, sizeof names));
-    if (!cJSON_IsString(setting) || name_index(mc_setting_names, setting->valuestring) < 0)
+        return al_fail(err, 2, "%s: setting: missing (one of %s)", src, json_diag_choices(mc_setting_names, names, sizeof names));
+    if (!cJSON_IsString(setting) || json_diag_name_index(mc_setting_names, setting->valuestring) < 0)
         return al_fail(err, 2, "%s: setting: expected one of %s; got %s", src,
-                       choices(mc_setting_names, names, sizeof names), describe(setting, got, sizeof got));
-    set_defaults(c, (McSetting)name_index(mc_setting_names, setting->valuestring));
+                       json_diag_choices(mc_setting_names, names, sizeof names), describe(setting, got, sizeof got));
+    set_defaults(c, (McSetting)json_diag_name_index(mc_setting_names, setting->valuestring));
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "defaults")) && read_defaults(c, v, src, err)) return 2;
     if (read_sweep(c, cJSON_GetObjectItemCaseSensitive(root, "sweep"), src, err)) return 2;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "repetitions"))) {

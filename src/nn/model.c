@@ -242,29 +242,29 @@ size_t model_memory_estimate(const CfgModel *c, int vocab_size, int n_classes, i
 
 /* "train.batch_size=32, task.seq_len=100, model.n_heads=4": what the biggest part
  * of the estimate grows with. */
-static void memory_keys(const Config *cfg, const ModelMemory *m, const char *len_keys, const char *data_keys,
-                        char *out, size_t n) {
-    const CfgModel *c = &cfg->model;
+static void memory_keys(const CfgModel *c, int batch, const ModelMemory *m, const char *len_keys,
+                        const char *data_keys, char *out, size_t n) {
     double top = fmax(fmax(m->params, m->activations), fmax(fmax(m->attention, m->logits), m->data));
     if (top == m->data) snprintf(out, n, "%s", data_keys);
     else if (top == m->params) snprintf(out, n, "model.d_model=%d, model.n_layers=%d", c->d_model, c->n_layers);
     else if (top == m->activations)
-        snprintf(out, n, "train.batch_size=%d, %s, model.d_model=%d, model.n_layers=%d", cfg->train.batch_size,
-                 len_keys, c->d_model, c->n_layers);
+        snprintf(out, n, "train.batch_size=%d, %s, model.d_model=%d, model.n_layers=%d", batch, len_keys,
+                 c->d_model, c->n_layers);
     else if (top == m->attention)
-        snprintf(out, n, "train.batch_size=%d, %s, model.n_heads=%d, model.n_layers=%d", cfg->train.batch_size,
-                 len_keys, c->n_heads, c->n_layers);
-    else snprintf(out, n, "train.batch_size=%d, %s", cfg->train.batch_size, len_keys);
+        snprintf(out, n, "train.batch_size=%d, %s, model.n_heads=%d, model.n_layers=%d", batch, len_keys,
+                 c->n_heads, c->n_layers);
+    else snprintf(out, n, "train.batch_size=%d, %s", batch, len_keys);
 }
 
-int model_memory_check(const Config *cfg, int vocab_size, int n_classes, int max_len, const char *len_keys,
-                       double data_bytes, const char *data_keys, const char *source, AlError *err) {
+int model_memory_check(const CfgModel *c, int batch, int vocab_size, int n_classes, int max_len,
+                       const char *len_keys, double data_bytes, const char *data_keys, const char *source,
+                       AlError *err) {
     ModelMemory m;
-    model_memory_estimate(&cfg->model, vocab_size, n_classes, max_len, cfg->train.batch_size, data_bytes, &m);
+    model_memory_estimate(c, vocab_size, n_classes, max_len, batch, data_bytes, &m);
     char what[160], keys[1024], b[7][24];
     double have = al_machine_memory(what, sizeof what);
     if (m.total <= have) return 0;
-    memory_keys(cfg, &m, len_keys, data_keys, keys, sizeof keys);
+    memory_keys(c, batch, &m, len_keys, data_keys, keys, sizeof keys);
     return al_fail(err, 2, "%s%s%s: the run needs about %s (parameters with their gradients and Adam moments %s, "
                    "per-step activations %s, attention scores %s, logits %s, datasets %s) but %s %s of memory; "
                    "make them smaller", source ? source : "", source ? ": " : "", keys,

@@ -8,6 +8,7 @@
  * The loader's message is kept and re-attributed to the sweep key it came from. */
 #include "attnlab/sweep/spec.h"
 #include "attnlab/data/task.h"
+#include "attnlab/io/json_diag.h"
 
 #include <cJSON.h>
 
@@ -35,14 +36,6 @@ const char *sweep_help(void) {
            "      reaching it (default 0.9)\n";
 }
 
-/* A JSON value as written, shortened for a message. */
-static const char *shown(const cJSON *v, char *buf, size_t n) {
-    char *text = cJSON_PrintUnformatted(v);
-    snprintf(buf, n, "%.60s%s", text ? text : "?", text && strlen(text) > 60 ? "..." : "");
-    free(text);
-    return buf;
-}
-
 static int find_axis(const SweepSpec *s, const char *key) {
     for (int a = 0; a < s->n_axes; a++)
         if (!strcmp(s->axes[a].key, key)) return a;
@@ -60,14 +53,14 @@ static int parse_axis(SweepAxis *ax, const cJSON *item, const char *src, AlError
         return al_fail(err, 2, "%s: sweep.axes: 'seed' is not an axis: list the seeds in sweep.seeds", src);
     if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) == 0)
         return al_fail(err, 2, "%s: sweep.axes[\"%s\"]: expected a non-empty list of values, e.g. [16, 32], got %s",
-                       src, ax->key, shown(item, got, sizeof got));
+                       src, ax->key, json_diag_as_written(item, got, sizeof got));
     if (cJSON_GetArraySize(item) > SWEEP_MAX_VALUES)
         return al_fail(err, 2, "%s: sweep.axes[\"%s\"]: at most %d values, got %d", src, ax->key, SWEEP_MAX_VALUES,
                        cJSON_GetArraySize(item));
     for (const cJSON *v = item->child; v; v = v->next) {
         if (!cJSON_IsNumber(v) && !cJSON_IsString(v) && !cJSON_IsBool(v))
             return al_fail(err, 2, "%s: sweep.axes[\"%s\"]: values must be numbers, strings or true/false, got %s",
-                           src, ax->key, shown(v, got, sizeof got));
+                           src, ax->key, json_diag_as_written(v, got, sizeof got));
         int i = ax->n++;
         ax->json[i] = cJSON_PrintUnformatted(v);
         ax->label[i] = cJSON_IsString(v) ? strdup(v->valuestring) : strdup(ax->json[i]);
@@ -83,7 +76,7 @@ static int parse_axes(SweepSpec *s, const cJSON *axes, const char *src, AlError 
     char got[96];
     if (!cJSON_IsObject(axes) || !axes->child)
         return al_fail(err, 2, "%s: sweep.axes: expected an object of key paths and value lists, "
-                       "e.g. {\"model.d_model\": [16, 32]}, got %s", src, shown(axes, got, sizeof got));
+                       "e.g. {\"model.d_model\": [16, 32]}, got %s", src, json_diag_as_written(axes, got, sizeof got));
     for (const cJSON *it = axes->child; it; it = it->next) {
         if (s->n_axes == SWEEP_MAX_AXES)
             return al_fail(err, 2, "%s: sweep.axes: at most %d axes", src, SWEEP_MAX_AXES);
@@ -98,15 +91,15 @@ static int parse_seeds(SweepSpec *s, const cJSON *seeds, const char *src, AlErro
     char got[96];
     if (!cJSON_IsArray(seeds) || cJSON_GetArraySize(seeds) == 0 || cJSON_GetArraySize(seeds) > SWEEP_MAX_SEEDS)
         return al_fail(err, 2, "%s: sweep.seeds: expected a list of 1 to %d seeds, e.g. [1, 2, 3], got %s", src,
-                       SWEEP_MAX_SEEDS, shown(seeds, got, sizeof got));
+                       SWEEP_MAX_SEEDS, json_diag_as_written(seeds, got, sizeof got));
     for (const cJSON *v = seeds->child; v; v = v->next) {
         double x = v->valuedouble;
         if (!cJSON_IsNumber(v) || x != floor(x) || x < 0 || x > 9007199254740992.0)
             return al_fail(err, 2, "%s: sweep.seeds: expected integers in [0, 9007199254740992], got %s", src,
-                           shown(v, got, sizeof got));
+                           json_diag_as_written(v, got, sizeof got));
         for (int j = 0; j < s->n_seeds; j++)
             if (s->seeds[j] == (uint64_t)x)
-                return al_fail(err, 2, "%s: sweep.seeds: seed %s is listed twice", src, shown(v, got, sizeof got));
+                return al_fail(err, 2, "%s: sweep.seeds: seed %s is listed twice", src, json_diag_as_written(v, got, sizeof got));
         s->seeds[s->n_seeds++] = (uint64_t)x;
     }
     return 0;
@@ -120,7 +113,7 @@ static int parse_metric(SweepSpec *s, const cJSON *v, const char *src, AlError *
             return 0;
         }
     return al_fail(err, 2, "%s: sweep.metric: expected one of \"token_acc\", \"seq_acc\", \"answer_acc\"; got %s", src,
-                   shown(v, got, sizeof got));
+                   json_diag_as_written(v, got, sizeof got));
 }
 
 static int parse_layout_axis(const SweepSpec *s, const cJSON *v, const char *what, int *out, const char *src,
@@ -129,7 +122,7 @@ static int parse_layout_axis(const SweepSpec *s, const cJSON *v, const char *wha
     *out = cJSON_IsString(v) ? find_axis(s, v->valuestring) : -1;
     if (*out < 0)
         return al_fail(err, 2, "%s: sweep.%s: expected the key path of one of the sweep.axes, got %s", src, what,
-                       shown(v, got, sizeof got));
+                       json_diag_as_written(v, got, sizeof got));
     return 0;
 }
 
@@ -315,7 +308,7 @@ static int parse_members(SweepSpec *s, const cJSON *root, const Config *base, co
         else if (!strcmp(it->string, "rows")) rows = it;
         else if (!strcmp(it->string, "cols")) cols = it;
         else if (!cJSON_IsNumber(it) || !(it->valuedouble > 0 && it->valuedouble <= 1))
-            rc = al_fail(err, 2, "%s: sweep.threshold: expected a number in (0, 1], got %s", src, shown(it, got, sizeof got));
+            rc = al_fail(err, 2, "%s: sweep.threshold: expected a number in (0, 1], got %s", src, json_diag_as_written(it, got, sizeof got));
         else s->threshold = it->valuedouble;
         if (rc) return rc;
     }
@@ -338,7 +331,7 @@ int sweep_spec_parse(SweepSpec *s, const char *json, const Config *base, const c
     int rc = 0;
     if (!cJSON_IsObject(root))
         rc = al_fail(err, 2, "%s: sweep: expected an object {\"axes\": {...}, \"seeds\": [...]}, got %s", src,
-                     root ? shown(root, got, sizeof got) : "invalid JSON");
+                     root ? json_diag_as_written(root, got, sizeof got) : "invalid JSON");
     if (!rc) rc = parse_members(s, root, base, src, err);
     cJSON_Delete(root);
     if (rc) return rc;

@@ -10,7 +10,7 @@
 #include "attnlab/data/task.h"
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/train/checkpoint.h"
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 #include "attnlab/train/evaluate.h"
 #include "attnlab/train/optim.h"
 #include "attnlab/train/progress.h"

@@ -8,7 +8,7 @@
  *   - an accepted one prints (cfg_to_json) as JSON that parses back to the same
  *     Config — the effective config in a run folder is the run's config. */
 #include "fuzz.h"
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,6 +11,7 @@
  *     sampler_set_state) into the model of FUZZ_CONFIG, the config of the seed
  *     checkpoints in corpus/safetensors/: any failure names the file. */
 #include "fuzz.h"
+#include "attnlab/config/config.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/safetensors.h"
 #include "attnlab/train/checkpoint.h"

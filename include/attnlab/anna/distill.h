@@ -42,15 +42,8 @@
 
 #include "attnlab/anna/lsh.h"
 #include "attnlab/data/task.h"
-#include "attnlab/train/config.h"
+#include "attnlab/config/distill_cells.h"
 #include "attnlab/nn/model.h"
-
-/* One point of a grid: model layer layer[i] gets tables[i] hash tables of funcs[i]
- * functions (per head), for the n distilled layers. */
-typedef struct AnnaCell {
-    int n;
-    int layer[DISTILL_MAX_LAYERS], tables[DISTILL_MAX_LAYERS], funcs[DISTILL_MAX_LAYERS];
-} AnnaCell;
 
 /* One hash draw of a cell: n_heads Lsh per distilled layer, and the per-layer
  * table that Model.anna points at while they are in use. */

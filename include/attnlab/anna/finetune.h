@@ -33,8 +33,7 @@
 #define ATTNLAB_ANNA_FINETUNE_H
 
 #include "attnlab/anna/distill.h"
-
-#define FINETUNE_MAX_CELLS 16     /* cells one distill.finetune_cells list may name */
+#include "attnlab/config/distill_cells.h"   /* AnnaCell, finetune_parse_cells */
 
 typedef struct FinetuneResult {
     AnnaCell cell;
@@ -45,13 +44,6 @@ typedef struct FinetuneResult {
     double loss_first, loss_last;              /* mean train loss over the first / last tenth of the steps */
     double seconds;
 } FinetuneResult;
-
-/* Parses distill.finetune_cells (not "auto"): cells separated by ',', each "LxZ"
- * for every distilled layer, or one "LxZ" per layer joined by '+' ("8x1+4x2"); ℓ in
- * [1, 4096], z in [1, 64].  Fills tables, funcs and n (= n_layers) of cells[0..*count),
- * not layer.  Returns 0, or −1 with the reason in why. */
-int finetune_parse_cells(const char *spec, int n_layers, AnnaCell *cells, int max, int *count, char *why,
-                        size_t why_len);
 
 /* Fine-tunes m for one cell and measures it; m's parameters are left fine-tuned
  * (and its Adam moments overwritten).  Returns 0 or an error code with err filled:

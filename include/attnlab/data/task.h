@@ -14,7 +14,12 @@
 #include "attnlab/data/index_lookup.h"
 #include "attnlab/data/khop.h"
 #include "attnlab/data/taskgen.h"
-#include "attnlab/train/config.h"
+#include "attnlab/data/task_config.h"
+
+/* The whole run configuration (config/config.h): building a run's data also reads
+ * its seed, eval.test_size, distill.valid_size and train.batch_size.  Declared, not
+ * included, so this layer's header depends on nothing above it. */
+typedef struct Config Config;
 
 /* k-hop's parameters plus the hop count of test examples (−1: like training). */
 typedef struct KhopTask { KhopParams p; int test_hops; } KhopTask;

@@ -22,7 +22,8 @@
 
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/nn/params.h"
-#include "attnlab/train/config.h"
+#include "attnlab/nn/model_config.h"
+#include "attnlab/util/error.h"
 
 typedef struct Linear { Tensor *w, *b; } Linear;       /* w (out, in), b (out) */
 typedef struct Norm   { Tensor *g, *b; } Norm;         /* LayerNorm gain, bias (d) */
@@ -129,8 +130,9 @@ size_t  model_memory_estimate(const CfgModel *c, int vocab_size, int n_classes, 
  * or what ulimit -v / -d leave).  The message starts with "SOURCE: " (when source
  * is not NULL) and the keys the largest term grows with: len_keys describes the
  * sequence length (e.g. "task.seq_len=100"), data_keys the datasets' sizes (e.g.
- * "task.train_size=10000, eval.test_size=256").  Returns 0, or 2 with err. */
-int     model_memory_check(const Config *cfg, int vocab_size, int n_classes, int max_len, const char *len_keys,
+ * "task.train_size=10000, eval.test_size=256"); batch is train.batch_size.
+ * Returns 0, or 2 with err. */
+int     model_memory_check(const CfgModel *c, int batch, int vocab_size, int n_classes, int max_len, const char *len_keys,
                            double data_bytes, const char *data_keys, const char *source, AlError *err);
 
 #endif

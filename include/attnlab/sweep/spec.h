@@ -23,7 +23,7 @@
 #ifndef ATTNLAB_SWEEP_SPEC_H
 #define ATTNLAB_SWEEP_SPEC_H
 
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 #include "attnlab/util/error.h"
 
 #include <stdint.h>

@@ -4,7 +4,7 @@
 #define ATTNLAB_TRAIN_OPTIM_H
 
 #include "attnlab/nn/params.h"
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 
 /* Learning rate for 0-based `step` of `cfg->steps`:
  *   constant        lr

@@ -17,7 +17,7 @@
 #define ATTNLAB_TRAIN_RUNFOLDER_H
 
 #include "attnlab/io/dirlock.h"
-#include "attnlab/train/config.h"
+#include "attnlab/config/config.h"
 
 /* The longest run folder path accepted: files inside are joined to it in buffers
  * of CFG_PATH_MAX + 32 bytes, and the longest file name is shorter than 32. */

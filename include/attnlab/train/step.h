@@ -27,6 +27,7 @@
 #ifndef ATTNLAB_TRAIN_STEP_H
 #define ATTNLAB_TRAIN_STEP_H
 
+#include "attnlab/config/config.h"
 #include "attnlab/data/task.h"
 #include "attnlab/nn/model.h"
 

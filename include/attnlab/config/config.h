@@ -4,11 +4,16 @@
  * changes.  cfg_load() rejects malformed JSON (line and column), unknown keys (full
  * key path and the closest valid key), wrong types, out-of-range and inconsistent
  * values, each with one message naming the file and key path; err->code is 2.
- * The schema (key paths, types, ranges, enum names) is one table in config.c, so
- * adding a key is adding a row; the same table prints the effective config. */
-#ifndef ATTNLAB_TRAIN_CONFIG_H
-#define ATTNLAB_TRAIN_CONFIG_H
+ * The schema (key paths, types, ranges, enum names) is one table in
+ * src/config/schema.c, so adding a key is adding a row; the same table prints the
+ * effective config.  The task and model sections are declared with the modules
+ * that use them (data/task_config.h, nn/model_config.h), so those need nothing
+ * from this layer. */
+#ifndef ATTNLAB_CONFIG_CONFIG_H
+#define ATTNLAB_CONFIG_CONFIG_H
 
+#include "attnlab/data/task_config.h"
+#include "attnlab/nn/model_config.h"
 #include "attnlab/util/error.h"
 
 #include <stdint.h>
@@ -16,69 +21,9 @@
 #define CFG_NAME_MAX 128
 #define DISTILL_MAX_LAYERS 8      /* layers one distillation grid may replace */
 #define DISTILL_MAX_VALUES 256    /* values in one ℓ or z list */
-#define CFG_PATH_MAX 512
 
-typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED, TASK_DYCK,
-               TASK_ASSOC_RECALL, TASK_FILE } CfgTaskType;   /* "file" stays last in the listed choices */
-typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
-typedef enum { MODEL_TRANSFORMER, MODEL_LSTM } CfgModelType;
-typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
-typedef enum { FEAT_ELU1, FEAT_IDENTITY, FEAT_RELU } CfgFeature;  /* linear attention's φ */
-typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
-typedef enum { ACT_GELU_TANH, ACT_GELU_ERF } CfgActivation;
-typedef enum { INIT_TORCH, INIT_NORMAL } CfgInit;            /* see src/nn/transformer.c */
 typedef enum { SCHED_CONSTANT, SCHED_WARMUP_LINEAR, SCHED_WARMUP_COSINE } CfgSchedule;
 typedef enum { NONFINITE_STOP, NONFINITE_SKIP } CfgNonfinite;   /* a step with a NaN/inf loss or grad norm */
-
-typedef struct CfgTask {
-    CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" | "lis" | "ed" | "dyck" |
-                                "assoc_recall" | "file" */
-    int seq_len;             /* match2: N; khop: tokens incl. the hop-count token; index_lookup: max symbols N;
-                                assoc_recall: context (key, value) pairs n */
-    int modulus;             /* match2: M, tokens are 1..M−1; arith: the prime p */
-    int train_size;          /* fixed training set size; 0 = fresh examples every step (not match2) */
-    int alphabet;            /* khop, index_lookup: |Σ| */
-    int min_hops, max_hops;  /* khop: training hop counts, uniform over [min, max] */
-    int test_hops;           /* khop: hop count of test examples; −1 = same range as training */
-    int score_first;         /* khop bool: score position 0 (target: the null class) in training and tests */
-    int min_len;             /* index_lookup: fewest symbols of a training example */
-    int n_ops;               /* arith: operators per expression */
-    int under;               /* arith: bool, training operator counts 1..n_ops ∝ i (public --under) */
-    int direct;              /* chain-of-thought tasks: bool, answer only (no chain of thought) */
-    int length;              /* lis: sequence length n; ed: string length ℓ */
-    int number_range;        /* lis: values 1..range−1; ed: integer tokens; 0 = the task's default */
-    int letters;             /* ed: alphabet the strings use (public --using) */
-    int uniform_costs;       /* ed: bool, Levenshtein costs instead of the public generator's */
-    int depth, types;        /* dyck: bounded depth and bracket types (paper 003: 2, 2) */
-    int keys;                /* assoc_recall: key alphabet K >= seq_len; 0 = 4 * seq_len */
-    char train_path[CFG_PATH_MAX], test_path[CFG_PATH_MAX];   /* file: JSONL datasets (data/README.md) */
-} CfgTask;
-
-typedef struct CfgAttention {
-    CfgAttentionType type;   /* "softmax" | "linear" | "sparse" */
-    CfgScore score;          /* softmax, sparse: "dot" | "unit_norm" */
-    float beta;              /* temperature for unit_norm scores (> 0) */
-    int causal;              /* bool; sparse attention is always causal */
-    CfgFeature feature;      /* linear: φ = "elu1" (elu + 1) | "identity" | "relu" */
-    float eps;               /* linear: added to the denominator */
-    int block;               /* sparse: block size B; 0 = 2^floor(log2 sqrt(max_len)) */
-    int local_blocks;        /* sparse: k, the local window is k·B previous tokens */
-    int summary;             /* sparse: c, the last c positions of every block are global */
-} CfgAttention;
-
-typedef struct CfgModel {
-    CfgModelType type;       /* "transformer" | "lstm" (paper 003's recurrent baseline) */
-    int d_model, n_layers, n_heads;
-    int mlp_ratio;           /* MLP hidden width = mlp_ratio · d_model */
-    CfgActivation activation;/* "gelu_tanh" | "gelu_erf" */
-    CfgPositional positional;/* "none" | "learned" | "sinusoidal" */
-    int embed_layernorm;     /* bool: LayerNorm right after the embedding sum */
-    float dropout;           /* [0, 1) on embeddings, attention output and MLP output */
-    float ln_eps;
-    CfgInit init;            /* "torch": PyTorch's default init; "normal": N(0, init_std) */
-    float init_std;          /* std of the "normal" init of embeddings and weight matrices */
-    CfgAttention attention;
-} CfgModel;
 
 typedef struct CfgTrain {
     char optimizer[16];      /* "adam" | "adamw" (adamw = decoupled weight decay) */

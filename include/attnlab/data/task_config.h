@@ -1,0 +1,42 @@
+/* task_config.h — the settings of the task to learn: the task.* keys of a run's
+ * config.
+ *
+ * They live here, with the module that generates or reads the data from them, so
+ * that data needs nothing from the layers above it; the config module
+ * (config/config.h) reads them from JSON into Config.task with its schema, which
+ * documents every key, its range and default. */
+#ifndef ATTNLAB_DATA_TASK_CONFIG_H
+#define ATTNLAB_DATA_TASK_CONFIG_H
+
+/* Longest file or folder path a config holds (with its NUL), and the size of the
+ * path buffers built from one. */
+#define CFG_PATH_MAX 512
+
+typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED, TASK_DYCK,
+               TASK_ASSOC_RECALL, TASK_FILE } CfgTaskType;   /* "file" stays last in the listed choices */
+
+typedef struct CfgTask {
+    CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" | "lis" | "ed" | "dyck" |
+                                "assoc_recall" | "file" */
+    int seq_len;             /* match2: N; khop: tokens incl. the hop-count token; index_lookup: max symbols N;
+                                assoc_recall: context (key, value) pairs n */
+    int modulus;             /* match2: M, tokens are 1..M−1; arith: the prime p */
+    int train_size;          /* fixed training set size; 0 = fresh examples every step (not match2) */
+    int alphabet;            /* khop, index_lookup: |Σ| */
+    int min_hops, max_hops;  /* khop: training hop counts, uniform over [min, max] */
+    int test_hops;           /* khop: hop count of test examples; −1 = same range as training */
+    int score_first;         /* khop bool: score position 0 (target: the null class) in training and tests */
+    int min_len;             /* index_lookup: fewest symbols of a training example */
+    int n_ops;               /* arith: operators per expression */
+    int under;               /* arith: bool, training operator counts 1..n_ops ∝ i (public --under) */
+    int direct;              /* chain-of-thought tasks: bool, answer only (no chain of thought) */
+    int length;              /* lis: sequence length n; ed: string length ℓ */
+    int number_range;        /* lis: values 1..range−1; ed: integer tokens; 0 = the task's default */
+    int letters;             /* ed: alphabet the strings use (public --using) */
+    int uniform_costs;       /* ed: bool, Levenshtein costs instead of the public generator's */
+    int depth, types;        /* dyck: bounded depth and bracket types (paper 003: 2, 2) */
+    int keys;                /* assoc_recall: key alphabet K >= seq_len; 0 = 4 * seq_len */
+    char train_path[CFG_PATH_MAX], test_path[CFG_PATH_MAX];   /* file: JSONL datasets (data/README.md) */
+} CfgTask;
+
+#endif

@@ -1,0 +1,44 @@
+/* model_config.h — the settings of the network: the model.* keys of a run's config.
+ *
+ * They live here, with the module that builds the model from them, so that nn
+ * needs nothing from the layers above it; the config module (config/config.h)
+ * reads them from JSON into Config.model with its schema, which documents every
+ * key, its range and default. */
+#ifndef ATTNLAB_NN_MODEL_CONFIG_H
+#define ATTNLAB_NN_MODEL_CONFIG_H
+
+typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
+typedef enum { MODEL_TRANSFORMER, MODEL_LSTM } CfgModelType;
+typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
+typedef enum { FEAT_ELU1, FEAT_IDENTITY, FEAT_RELU } CfgFeature;  /* linear attention's φ */
+typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
+typedef enum { ACT_GELU_TANH, ACT_GELU_ERF } CfgActivation;
+typedef enum { INIT_TORCH, INIT_NORMAL } CfgInit;            /* see src/nn/transformer.c */
+
+typedef struct CfgAttention {
+    CfgAttentionType type;   /* "softmax" | "linear" | "sparse" */
+    CfgScore score;          /* softmax, sparse: "dot" | "unit_norm" */
+    float beta;              /* temperature for unit_norm scores (> 0) */
+    int causal;              /* bool; sparse attention is always causal */
+    CfgFeature feature;      /* linear: φ = "elu1" (elu + 1) | "identity" | "relu" */
+    float eps;               /* linear: added to the denominator */
+    int block;               /* sparse: block size B; 0 = 2^floor(log2 sqrt(max_len)) */
+    int local_blocks;        /* sparse: k, the local window is k·B previous tokens */
+    int summary;             /* sparse: c, the last c positions of every block are global */
+} CfgAttention;
+
+typedef struct CfgModel {
+    CfgModelType type;       /* "transformer" | "lstm" (paper 003's recurrent baseline) */
+    int d_model, n_layers, n_heads;
+    int mlp_ratio;           /* MLP hidden width = mlp_ratio · d_model */
+    CfgActivation activation;/* "gelu_tanh" | "gelu_erf" */
+    CfgPositional positional;/* "none" | "learned" | "sinusoidal" */
+    int embed_layernorm;     /* bool: LayerNorm right after the embedding sum */
+    float dropout;           /* [0, 1) on embeddings, attention output and MLP output */
+    float ln_eps;
+    CfgInit init;            /* "torch": PyTorch's default init; "normal": N(0, init_std) */
+    float init_std;          /* std of the "normal" init of embeddings and weight matrices */
+    CfgAttention attention;
+} CfgModel;
+
+#endif
