@@ -102,38 +102,29 @@ static void cfg_finetune_max(const AnnaCell *cells, int n, int *l, int *z) {
         }
 }
 
-/* The distill section: lists that parse for the model's layers, always (./train
- * distill RUN reads them too); with distill.enabled, everything distill_run needs,
- * so a run never trains to the end and then refuses to distil. */
-static int cfg_distill_rules(const Config *c, CfgProblem *p) {
-    const CfgModel *m = &c->model;
-    const CfgDistill *d = &c->distill;
+/* distill.tables and distill.funcs for n_layers layers (their largest ℓ and z
+ * into *l_max, *z_max), and distill.same_funcs's one z list. */
+static int cfg_distill_lists(const CfgDistill *d, int n_layers, int *l_max, int *z_max, CfgProblem *p) {
     char why[160];
-    int list[DISTILL_MAX_VALUES], counts[DISTILL_MAX_LAYERS], n, n_cells = 0;
-    if (strcmp(d->layers, "all") &&
-        intlist_parse(d->layers, 0, m->n_layers - 1, list, DISTILL_MAX_VALUES, &n, why, sizeof why))
-        return cfg_problem(p, "distill.layers", "model.n_layers", "distill.layers \"%s\": %s (layers are 0..%d, or all)",
-                           d->layers, why, m->n_layers - 1);
-    int n_layers = strcmp(d->layers, "all") ? n : m->n_layers, l_max = 0, z_max = 0;
-    if (d->enabled && cfg_distill_model(c, n_layers, p)) return 1;
-    if (n_layers > DISTILL_MAX_LAYERS) return 0;
-    int lists[DISTILL_MAX_LAYERS * DISTILL_MAX_VALUES];
+    int counts[DISTILL_MAX_LAYERS], lists[DISTILL_MAX_LAYERS * DISTILL_MAX_VALUES];
     if (intlist_parse_per(d->tables, n_layers, 1, 4096, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
         return cfg_problem(p, "distill.tables", "distill.layers", "distill.tables \"%s\": %s", d->tables, why);
-    l_max = cfg_lists_max(lists, counts, n_layers);
+    *l_max = cfg_lists_max(lists, counts, n_layers);
     if (intlist_parse_per(d->funcs, n_layers, 1, 64, lists, DISTILL_MAX_VALUES, counts, why, sizeof why))
         return cfg_problem(p, "distill.funcs", "distill.layers", "distill.funcs \"%s\": %s", d->funcs, why);
-    z_max = cfg_lists_max(lists, counts, n_layers);
+    *z_max = cfg_lists_max(lists, counts, n_layers);
     for (int i = 1; i < n_layers && d->same_funcs; i++)
         if (counts[i] != counts[0] || memcmp(lists + i * DISTILL_MAX_VALUES, lists, (size_t)counts[0] * sizeof *lists))
             return cfg_problem(p, "distill.same_funcs", "distill.funcs",
                                "distill.same_funcs needs the same z list for every layer, but distill.funcs is \"%s\"",
                                d->funcs);
-    AnnaCell cells[FINETUNE_MAX_CELLS];
-    if (strcmp(d->finetune_cells, "auto") &&
-        finetune_parse_cells(d->finetune_cells, n_layers, cells, FINETUNE_MAX_CELLS, &n_cells, why, sizeof why))
-        return cfg_problem(p, "distill.finetune_cells", "distill.layers", "distill.finetune_cells \"%s\": %s",
-                           d->finetune_cells, why);
+    return 0;
+}
+
+/* distill.last_dim: cross-polytope only, and at most d_head padded to a power of two. */
+static int cfg_distill_last_dim(const Config *c, CfgProblem *p) {
+    const CfgModel *m = &c->model;
+    const CfgDistill *d = &c->distill;
     if (d->last_dim && d->family != DISTILL_CROSSPOLYTOPE)
         return cfg_problem(p, "distill.last_dim", "distill.family",
                            "distill.last_dim (%d) applies to distill.family \"crosspolytope\" only, but the family is "
@@ -145,6 +136,31 @@ static int cfg_distill_rules(const Config *c, CfgProblem *p) {
                                "distill.last_dim (%d) must be in [1, %d] (d_head = %d padded to a power of two), or 0 "
                                "for all %d coordinates", d->last_dim, padded, dim, padded);
     }
+    return 0;
+}
+
+/* The distill section: lists that parse for the model's layers, always (./train
+ * distill RUN reads them too); with distill.enabled, everything distill_run needs,
+ * so a run never trains to the end and then refuses to distil. */
+static int cfg_distill_rules(const Config *c, CfgProblem *p) {
+    const CfgModel *m = &c->model;
+    const CfgDistill *d = &c->distill;
+    char why[160];
+    int list[DISTILL_MAX_VALUES], n, n_cells = 0, l_max = 0, z_max = 0;
+    if (strcmp(d->layers, "all") &&
+        intlist_parse(d->layers, 0, m->n_layers - 1, list, DISTILL_MAX_VALUES, &n, why, sizeof why))
+        return cfg_problem(p, "distill.layers", "model.n_layers", "distill.layers \"%s\": %s (layers are 0..%d, or all)",
+                           d->layers, why, m->n_layers - 1);
+    int n_layers = strcmp(d->layers, "all") ? n : m->n_layers;
+    if (d->enabled && cfg_distill_model(c, n_layers, p)) return 1;
+    if (n_layers > DISTILL_MAX_LAYERS) return 0;
+    if (cfg_distill_lists(d, n_layers, &l_max, &z_max, p)) return 1;
+    AnnaCell cells[FINETUNE_MAX_CELLS];
+    if (strcmp(d->finetune_cells, "auto") &&
+        finetune_parse_cells(d->finetune_cells, n_layers, cells, FINETUNE_MAX_CELLS, &n_cells, why, sizeof why))
+        return cfg_problem(p, "distill.finetune_cells", "distill.layers", "distill.finetune_cells \"%s\": %s",
+                           d->finetune_cells, why);
+    if (cfg_distill_last_dim(c, p)) return 1;
     if (m->type == MODEL_TRANSFORMER && m->d_model % m->n_heads == 0) {   /* the whole section, enabled or not */
         if (cfg_lsh_fits(c, l_max, z_max, "distill.tables", d->tables, "distill.funcs", d->funcs, p)) return 1;
         int fl = 0, fz = 0;

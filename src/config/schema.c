@@ -217,8 +217,7 @@ const CfgKey cfg_keys[] = {
     { "train.threads", CFG_INT, AT(train.threads), IN(0, 64), .def = 0,
       .doc = "data-parallel threads (shards of each batch, one core each); 0 = $ATTNLAB_THREADS, else the "
               "number of cores" },
-    { "train.on_nonfinite", CFG_ENUM, AT(train.on_nonfinite), .names = cfg_nonfinite_names,
-      .def = NONFINITE_STOP,
+    { "train.on_nonfinite", CFG_ENUM, AT(train.on_nonfinite), .names = cfg_nonfinite_names, .def = NONFINITE_STOP,
       .doc = "a step whose loss or gradient norm is NaN/inf: stop (the last checkpoint stays good), or skip its "
              "update (logged; more than 10 in a row still stop)" },
 

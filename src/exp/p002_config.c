@@ -242,7 +242,8 @@ static int read_config(McConfig *c, const cJSON *root, const char *src, AlError 
     if (check_members(root, TOP_KEYS, "", src, err)) return err->code;
     const cJSON *setting = cJSON_GetObjectItemCaseSensitive(root, "setting");
     if (!setting)
-        return al_fail(err, 2, "%s: setting: missing (one of %s)", src, json_diag_choices(mc_setting_names, names, sizeof names));
+        return al_fail(err, 2, "%s: setting: missing (one of %s)", src,
+                       json_diag_choices(mc_setting_names, names, sizeof names));
     if (!cJSON_IsString(setting) || json_diag_name_index(mc_setting_names, setting->valuestring) < 0)
         return al_fail(err, 2, "%s: setting: expected one of %s; got %s", src,
                        json_diag_choices(mc_setting_names, names, sizeof names), describe(setting, got, sizeof got));

@@ -99,7 +99,8 @@ static int parse_seeds(SweepSpec *s, const cJSON *seeds, const char *src, AlErro
                            json_diag_as_written(v, got, sizeof got));
         for (int j = 0; j < s->n_seeds; j++)
             if (s->seeds[j] == (uint64_t)x)
-                return al_fail(err, 2, "%s: sweep.seeds: seed %s is listed twice", src, json_diag_as_written(v, got, sizeof got));
+                return al_fail(err, 2, "%s: sweep.seeds: seed %s is listed twice", src,
+                               json_diag_as_written(v, got, sizeof got));
         s->seeds[s->n_seeds++] = (uint64_t)x;
     }
     return 0;
@@ -308,7 +309,8 @@ static int parse_members(SweepSpec *s, const cJSON *root, const Config *base, co
         else if (!strcmp(it->string, "rows")) rows = it;
         else if (!strcmp(it->string, "cols")) cols = it;
         else if (!cJSON_IsNumber(it) || !(it->valuedouble > 0 && it->valuedouble <= 1))
-            rc = al_fail(err, 2, "%s: sweep.threshold: expected a number in (0, 1], got %s", src, json_diag_as_written(it, got, sizeof got));
+            rc = al_fail(err, 2, "%s: sweep.threshold: expected a number in (0, 1], got %s", src,
+                         json_diag_as_written(it, got, sizeof got));
         else s->threshold = it->valuedouble;
         if (rc) return rc;
     }

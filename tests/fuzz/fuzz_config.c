@@ -1,4 +1,4 @@
-/* fuzz_config.c — the config reader and validator (src/train/config.c).
+/* fuzz_config.c — the config reader and validator (src/config).
  *
  * Input: a config file, optionally followed by command-line overrides, each
  * introduced by a line "--set " (so "{...}\n--set train.lr=3" is a file plus one
