@@ -19,7 +19,7 @@
 #include "attnlab/report/grid_plot.h"
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
-#include "attnlab/train/bench.h"
+#include "attnlab/bench/bench.h"
 #include "attnlab/train/config.h"
 #include "attnlab/train/trainer.h"
 #include "attnlab/util/version.h"
