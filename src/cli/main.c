@@ -14,14 +14,14 @@
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
  * 130/143 interrupted (a checkpoint was saved first). */
 #include "attnlab/anna/distill.h"
+#include "attnlab/bench/bench.h"
+#include "attnlab/cli/run.h"
 #include "attnlab/exp/p002_run.h"
 #include "attnlab/report/curve.h"
 #include "attnlab/sweep/plot.h"
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
-#include "attnlab/bench/bench.h"
 #include "attnlab/train/config.h"
-#include "attnlab/train/trainer.h"
 #include "attnlab/util/version.h"
 
 #include <stdio.h>
@@ -171,7 +171,7 @@ static int cmd_train(int argc, char **argv, int first, int write_data) {
     }
     if (!opt.config_path) return usage_error("%s", "no config file given");
     AlError err = {0};
-    return report(write_data ? train_write_data(&opt, &err) : train_run(&opt, &err), &err);
+    return report(write_data ? train_write_data(&opt, &err) : cli_train_run(&opt, &err), &err);
 }
 
 /* ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--quiet] */
