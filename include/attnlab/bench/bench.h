@@ -2,8 +2,8 @@
  * the reference models, their achieved GFLOP/s, and the sgemm GFLOP/s of this
  * machine measured in the same run (these machines are shared and noisy: only
  * ratios measured side by side mean something). */
-#ifndef ATTNLAB_TRAIN_BENCH_H
-#define ATTNLAB_TRAIN_BENCH_H
+#ifndef ATTNLAB_BENCH_BENCH_H
+#define ATTNLAB_BENCH_BENCH_H
 
 #include "attnlab/util/error.h"
 

@@ -35,13 +35,13 @@
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/report/svg.h"
-#include "attnlab/train/bench.h"
+#include "attnlab/bench/bench.h"
 #include "attnlab/train/progress.h"
 #include "attnlab/train/trainer.h"
 #include "attnlab/util/fsutil.h"
 #include "attnlab/util/rng.h"
 
-#include "../util/fastmath.h"
+#include "attnlab/util/fastmath.h"
 
 #include "attnlab/util/gemm.h"
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* grid_plot.h — sweeps' results against one of their axes, as a line chart.
+/* plot.h — sweeps' results against one of their axes, as a line chart.
  *
  * `./train curve SWEEP_DIR… --x AXIS --out FILE.svg [--metric M]`: reads each sweep
  * folder's grid.json (written by ./train sweep, format in src/sweep/grid.c) and
@@ -14,8 +14,8 @@
  * has finished yet (mean null) is a gap in its line.  The x axis is log2 when every
  * x is > 0 and max/min >= 8 (problem sizes such as 20, 50, 100, 200), else linear;
  * the y axis is the fixed [0, 1] of an accuracy. */
-#ifndef ATTNLAB_REPORT_GRID_PLOT_H
-#define ATTNLAB_REPORT_GRID_PLOT_H
+#ifndef ATTNLAB_SWEEP_PLOT_H
+#define ATTNLAB_SWEEP_PLOT_H
 
 #include "attnlab/util/error.h"
 
@@ -24,7 +24,7 @@
  * what was expected) when a grid.json is missing or not a sweep grid, x_key is not
  * one of its axes or has non-numeric values, or it holds no metric `metric`; 2 when
  * no point has a value; 1 when out_svg cannot be written. */
-int report_grid_curve(const char *const *sweep_dirs, int n_dirs, const char *x_key, const char *metric,
+int sweep_grid_curve(const char *const *sweep_dirs, int n_dirs, const char *x_key, const char *metric,
                       const char *out_svg, AlError *err);
 
 #endif

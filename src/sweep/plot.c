@@ -1,5 +1,5 @@
-/* grid_plot.c — see grid_plot.h. */
-#include "attnlab/report/grid_plot.h"
+/* plot.c — see plot.h. */
+#include "attnlab/sweep/plot.h"
 #include "attnlab/report/curve.h"
 #include "attnlab/report/svg.h"
 #include "attnlab/sweep/spec.h"
@@ -236,7 +236,7 @@ static int draw(const GridLines *g, int n_grids, const char *x_key, const char *
     return rc;
 }
 
-int report_grid_curve(const char *const *sweep_dirs, int n_dirs, const char *x_key, const char *metric,
+int sweep_grid_curve(const char *const *sweep_dirs, int n_dirs, const char *x_key, const char *metric,
                       const char *out_svg, AlError *err) {
     GridLines *g = al_calloc((size_t)n_dirs, sizeof *g);
     int rc = 0;

@@ -19,7 +19,7 @@
  * uint64) and the counts c_i (T longs) — 16·ℓ + 8 bytes per position, 1 MB for
  * B = 32, T = 128, ℓ = 16 — plus the forward's scratch, reused by the backward. */
 #include "attnlab/anna/anna.h"
-#include "attnlab/autodiff/ops.h"
+#include "attnlab/anna/ops_anna.h"
 #include "attnlab/util/error.h"
 
 typedef struct AnnaSaved {

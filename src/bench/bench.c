@@ -15,7 +15,7 @@
  * Rounds alternate models and settings so a burst of load from another process
  * hits all alike, and the median round is reported.  Output lines starting with
  * "RESULT" are for bench/run. */
-#include "attnlab/train/bench.h"
+#include "attnlab/bench/bench.h"
 #include "attnlab/nn/model.h"
 #include "attnlab/train/optim.h"
 #include "attnlab/train/progress.h"
