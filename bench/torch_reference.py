@@ -13,7 +13,7 @@ Its parameter names are those of attnlab's model.safetensors, so a checkpoint lo
 with load_state_dict(strict=True).
 
     torch_reference.py bench [--threads default|1] [--rounds N]
-        times training steps of the two models of src/train/bench.c and prints
+        times training steps of the two models of src/bench/bench.c and prints
         "RESULT torch <model> threads=<default|1> ms=<ms/step> gflops=<GFLOP/s> nthreads=<n>"
     torch_reference.py parity --model M.safetensors --data D.safetensors
         rebuilds the model from M (its config metadata and weights), runs the batch of D
@@ -290,7 +290,7 @@ def bench_model_config(n_layers, n_heads, d, score, causal, positional):
             "attention": {"type": "softmax", "score": score, "beta": 0.1, "causal": causal}}
 
 
-# name, model config, vocab, classes, T, batch, steps per round — as in src/train/bench.c
+# name, model config, vocab, classes, T, batch, steps per round — as in src/bench/bench.c
 BENCH_MODELS = [
     ("match2", bench_model_config(1, 1, 64, "unit_norm", False, "none"), 37, 2, 32, 32, 100),
     ("causal", bench_model_config(2, 4, 128, "dot", True, "learned"), 16, 16, 100, 32, 10),

@@ -14,6 +14,7 @@
  * rounding: |o| ≤ max|v| = 1.5, and one v element moves up to T·Dv outputs, giving
  * ~√(T·Dv)·0.3·ulp(1.5)/(2·eps) ≈ 1e-5 at T·Dv = 56. */
 #include "attnlab/anna/anna.h"
+#include "attnlab/anna/ops_anna.h"
 #include "attnlab/util/error.h"
 #include "grad_cases.h"
 

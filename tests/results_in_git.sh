@@ -16,6 +16,8 @@ cells=$(git ls-files 'results/*/cells/*.safetensors' | head -n 5)
 for f in $(git ls-files 'results/*.safetensors'); do
     grep -qF "\`${f#results/}\`" results/README.md || fail "$f is tracked but not listed in results/README.md"
 done
+scripts/models_table | cmp -s - results/models.md ||
+    fail "results/models.md is stale: run scripts/models_table > results/models.md && scripts/readme_include results/README.md"
 bytes=$(git ls-files -z results | xargs -0 cat 2>/dev/null | wc -c)
 [ "$bytes" -lt 31457280 ] || fail "tracked results/ holds $bytes bytes (limit 30 MB)"
 # A new training state under results/ must be ignored, not offered to git add.

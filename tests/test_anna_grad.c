@@ -22,6 +22,7 @@
 #include "attnlab/config/config.h"
 #include "attnlab/anna/anna.h"
 #include "attnlab/anna/lsh.h"
+#include "attnlab/anna/ops_anna.h"
 #include "attnlab/nn/model.h"
 #include "check.h"
 #include "gradcheck.h"
@@ -194,7 +195,8 @@ static void test_model(int causal) {
     for (int h = 0; h < 2; h++)
         CHECK(!lsh_init(&lsh[h], LSH_HYPERPLANE, 4, 2, 1, lsh_head_seed(3, 0, h), &err), "lsh_init: %s", err.msg);
     const Lsh *per_layer[2] = { lsh, NULL };
-    c.m->anna = per_layer;
+    ModelAnna anna = { ad_anna_attention, per_layer };
+    c.m->anna = &anna;
 
     ParamStore *ps = &c.m->params;
     Tensor *leaves[64];

@@ -2,7 +2,7 @@
  * error a bad config, dataset or checkpoint produces; its header says what each
  * column means) through the entry points `./train` uses: train_run for a run or a
  * --resume, distill_main for `./train distill`, jsonl_read for the reader limits,
- * report_grid_curve for `./train curve SWEEP_DIR --x AXIS` (a sweep's grid.json).
+ * sweep_grid_curve for `./train curve SWEEP_DIR --x AXIS` (a sweep's grid.json).
  *
  * Each row must fail with its exit code, and the message must name the input (the
  * file, or the --set override), the place in it (key path, line:column, line,
@@ -19,7 +19,7 @@
 #include "attnlab/anna/distill.h"
 #include "attnlab/data/jsonl.h"
 #include "attnlab/io/crc32c.h"
-#include "attnlab/report/grid_plot.h"
+#include "attnlab/sweep/plot.h"
 #include "attnlab/train/trainer.h"
 
 #include <cJSON.h>
@@ -350,7 +350,7 @@ static int run_checkpoint(const Row *r, const char *out, const char **sets, int 
     return train_run(&o, err);
 }
 
-/* Grid rows: report_grid_curve of a sweep folder whose grid.json is INPUT (or made by
+/* Grid rows: sweep_grid_curve of a sweep folder whose grid.json is INPUT (or made by
  * a generator from the good one); sets: x=AXIS and metric=M.  A rejected grid leaves
  * no figure. */
 static int run_grid(const Row *r, const char *out, const char **sets, int n_sets, char *file, long *n,
@@ -367,7 +367,7 @@ static int run_grid(const Row *r, const char *out, const char **sets, int n_sets
     snprintf(svg, sizeof svg, "%s/figure.svg", out);
     CHECK(copy_file(GOOD_GRID, file) == 0 && make_input(r, file, n) == 0, "line %d: cannot make the input '%s'",
           r->line, r->input);
-    int rc = report_grid_curve(&out, 1, x ? x : "task.seq_len", metric, svg, err);
+    int rc = sweep_grid_curve(&out, 1, x ? x : "task.seq_len", metric, svg, err);
     CHECK(!exists(svg), "%s:%d: a rejected grid left %s behind", TABLE, r->line, svg);
     return rc;
 }

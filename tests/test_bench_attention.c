@@ -1,4 +1,4 @@
-/* test_bench_attention.c — `./train bench attention`'s parts (src/train/bench_attention.c).
+/* test_bench_attention.c — `./train bench attention`'s parts (src/bench/bench_attention.c).
  *
  * 1. The blocked exact softmax equals the fused op it stands in for:
  *    ad_attention(l2norm q, l2norm k, v, causal mask, β) for N ∈ {1, 7, 256, 1000}
@@ -24,7 +24,7 @@
  *    speed.svg names every mechanism; summary.json holds five finite exponents.
  *    Bad --max-n is a usage error (2) and writes nothing. */
 #include "attnlab/autodiff/ops.h"
-#include "attnlab/train/bench.h"
+#include "attnlab/bench/bench.h"
 #include "attnlab/util/error.h"
 #include "attnlab/util/rng.h"
 #include "check.h"

@@ -1,5 +1,5 @@
-/* test_curve_grid.c — `./train curve SWEEP_DIR… --x AXIS --out F.svg` (src/report/
- * grid_plot.c): sweeps' grid.json metric against one axis, on hand-written grids:
+/* test_curve_grid.c — `./train curve SWEEP_DIR… --x AXIS --out F.svg` (src/sweep/
+ * plot.c): sweeps' grid.json metric against one axis, on hand-written grids:
  *   - "tiny_tf": seq_len (listed out of order) x attention type x d_model (one
  *     value), two seeds, rows shuffled, one point pending; "tiny_lstm": seq_len x
  *     n_layers (one value), one seed.  One figure of both has exactly the legend
@@ -14,7 +14,7 @@
  * The messages for bad grids are rows of tests/bad_inputs.tsv (kind grid). */
 #include "check.h"
 #include "testutil.h"
-#include "attnlab/report/grid_plot.h"
+#include "attnlab/sweep/plot.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -141,8 +141,8 @@ static int line_pieces(const char *s) {
 
 static char *draw(const char *const *dirs, int n, const char *x, const char *metric, const char *out) {
     AlError err = {0};
-    int rc = report_grid_curve(dirs, n, x, metric, out, &err);
-    CHECK(rc == 0, "report_grid_curve(%s): %d: %s", x, rc, err.msg);
+    int rc = sweep_grid_curve(dirs, n, x, metric, out, &err);
+    CHECK(rc == 0, "sweep_grid_curve(%s): %d: %s", x, rc, err.msg);
     return tu_read_file(out, NULL);
 }
 

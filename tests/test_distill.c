@@ -22,6 +22,7 @@
 #include "check.h"
 #include "testutil.h"
 #include "attnlab/anna/distill.h"
+#include "attnlab/cli/run.h"
 #include "attnlab/train/trainer.h"
 #include "attnlab/data/seqset.h"
 #include "attnlab/nn/model.h"
@@ -206,7 +207,7 @@ int main(void) {
     snprintf(out, sizeof out, "%s/run", tmp);
     AlError err = {0};
     TrainOptions o = { .config_path = cfg, .out_dir = out, .quiet = 1 };
-    CHECK(train_run(&o, &err) == 0, "train + distill failed: %s", err.msg);
+    CHECK(cli_train_run(&o, &err) == 0, "train + distill failed: %s", err.msg);
 
     snprintf(path, sizeof path, "%s/anna_grid.csv", out);
     char *csv = slurp(path);
@@ -303,7 +304,7 @@ int main(void) {
     fclose(f);
     snprintf(out, sizeof out, "%s/run2", tmp);
     TrainOptions o2 = { .config_path = cfg, .out_dir = out, .quiet = 1 };
-    CHECK(train_run(&o2, &err) == 0, "two-layer train + distill failed: %s", err.msg);
+    CHECK(cli_train_run(&o2, &err) == 0, "two-layer train + distill failed: %s", err.msg);
     snprintf(path, sizeof path, "%s/anna_grid.csv", out);
     char *tied = slurp(path);
     const char *untie[] = {"distill.same_funcs=false"};

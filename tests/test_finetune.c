@@ -19,7 +19,7 @@
  *    a bad distill.finetune_cells in --set is a config error naming the key. */
 #include "attnlab/anna/finetune.h"
 #include "attnlab/train/checkpoint.h"
-#include "attnlab/train/trainer.h"
+#include "attnlab/cli/run.h"
 #include "check.h"
 #include "testutil.h"
 
@@ -238,7 +238,7 @@ int main(void) {
                        "  \"distill\": {\"enabled\": true, \"tables\": \"1..3\", \"funcs\": \"1..2\", \"runs\": 4} }\n");
     AlError err = { 0 };
     TrainOptions o = { .config_path = cfg, .out_dir = run, .quiet = 1 };
-    CHECK(train_run(&o, &err) == 0, "training the surrogate failed: %s", err.msg);
+    CHECK(cli_train_run(&o, &err) == 0, "training the surrogate failed: %s", err.msg);
     size_t model_len = 0;
     char *model = run_file("model.safetensors");
     char path[700];

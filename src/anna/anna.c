@@ -13,7 +13,7 @@
 
 #include "attnlab/util/error.h"
 
-#include "../util/fastmath.h"
+#include "attnlab/util/fastmath.h"
 
 #include <math.h>
 #include <stdlib.h>

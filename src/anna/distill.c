@@ -2,6 +2,7 @@
 #include "attnlab/anna/distill.h"
 #include "attnlab/anna/finetune.h"
 #include "attnlab/anna/lsh.h"
+#include "attnlab/anna/ops_anna.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/io/dirlock.h"
@@ -114,6 +115,7 @@ int anna_hashes_init(AnnaHashes *h, const Model *m, const AnnaCell *c, LshFamily
     int H = m->cfg.n_heads, dh = m->cfg.d_model / H, rc = 0;
     h->lsh = al_calloc((size_t)c->n * H, sizeof *h->lsh);
     h->per_layer = al_calloc((size_t)m->cfg.n_layers, sizeof *h->per_layer);
+    h->model_anna = (ModelAnna){ ad_anna_attention, h->per_layer };
     for (int i = 0; i < c->n && !rc; i++) {
         for (int k = 0; k < H && !rc; k++)
             rc = lsh_init_last(&h->lsh[i * H + k], family, dh, c->tables[i], c->funcs[i],
@@ -133,7 +135,7 @@ void anna_hashes_free(AnnaHashes *h) {
 }
 
 double anna_test_error(Model *m, Tape *t, const Dataset *test, const AnnaHashes *h, int batch_size) {
-    m->anna = h ? h->per_layer : NULL;
+    m->anna = h ? &h->model_anna : NULL;
     double error = 1 - evaluate(m, t, test, batch_size, 0).token_acc;
     m->anna = NULL;
     return error;

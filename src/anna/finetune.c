@@ -78,7 +78,7 @@ static int train(const Config *cfg, Model *m, Tape *t, const TaskData *td, const
             if ((rc = anna_hashes_init(&h, m, c, distill_family(d), d->last_dim, train_draw_seed(d, draw), err))) break;
         }
         step_next_batch(td, &s, &stream, &b);
-        m->anna = h.per_layer;
+        m->anna = &h.model_anna;
         double norm, loss = step_gradients(m, t, &b, frozen, &norm);
         m->anna = NULL;
         if (!isfinite(loss) || !isfinite(norm)) {

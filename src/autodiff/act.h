@@ -4,7 +4,7 @@
 #ifndef ATTNLAB_AUTODIFF_ACT_H
 #define ATTNLAB_AUTODIFF_ACT_H
 
-#include "../util/fastmath.h"
+#include "attnlab/util/fastmath.h"
 
 #include <math.h>
 

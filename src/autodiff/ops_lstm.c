@@ -25,7 +25,7 @@
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
-#include "../util/fastmath.h"
+#include "attnlab/util/fastmath.h"
 
 #include "attnlab/util/gemm.h"
 #include <string.h>

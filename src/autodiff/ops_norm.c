@@ -5,7 +5,7 @@
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
-#include "../util/fastmath.h"
+#include "attnlab/util/fastmath.h"
 #include "grad_put.h"
 
 #include <math.h>

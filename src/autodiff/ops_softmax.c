@@ -3,7 +3,7 @@
  * what a fully masked row means. */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
-#include "../util/fastmath.h"
+#include "attnlab/util/fastmath.h"
 #include "grad_put.h"
 
 #include <math.h>

@@ -18,7 +18,7 @@
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
-#include "../util/fastmath.h"
+#include "attnlab/util/fastmath.h"
 
 #include <math.h>
 #include <string.h>

@@ -14,14 +14,14 @@
  * Exit codes: 0 ok, 1 runtime error (I/O, checkpoint), 2 bad usage or bad config,
  * 130/143 interrupted (a checkpoint was saved first). */
 #include "attnlab/anna/distill.h"
+#include "attnlab/bench/bench.h"
+#include "attnlab/cli/run.h"
 #include "attnlab/exp/p002_run.h"
 #include "attnlab/report/curve.h"
-#include "attnlab/report/grid_plot.h"
+#include "attnlab/sweep/plot.h"
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
-#include "attnlab/train/bench.h"
 #include "attnlab/config/config.h"
-#include "attnlab/train/trainer.h"
 #include "attnlab/util/version.h"
 
 #include <stdio.h>
@@ -132,7 +132,7 @@ static int cmd_curve(int argc, char **argv) {
     if (!n) return usage_error("%s", "curve needs a run folder (e.g. results/match2)");
     AlError err = {0};
     if (x && !out) return usage_error("curve: --x %s needs --out FILE.svg (the figure to write)", x);
-    if (x) return report(report_grid_curve(dirs, n, x, metric, out, &err), &err);
+    if (x) return report(sweep_grid_curve(dirs, n, x, metric, out, &err), &err);
     if (n == 1 && !metric && !out) return report(report_curve(dirs[0], &err), &err);
     if (!out) return usage_error("%s", "curve: comparing runs (several folders or --metric) needs --out FILE.svg");
     return report(report_compare(dirs, n, metric ? metric : "token_acc", out, &err), &err);
@@ -171,7 +171,7 @@ static int cmd_train(int argc, char **argv, int first, int write_data) {
     }
     if (!opt.config_path) return usage_error("%s", "no config file given");
     AlError err = {0};
-    return report(write_data ? train_write_data(&opt, &err) : train_run(&opt, &err), &err);
+    return report(write_data ? train_write_data(&opt, &err) : cli_train_run(&opt, &err), &err);
 }
 
 /* ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--quiet] */

@@ -84,9 +84,9 @@ static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Ten
     int H = m->cfg.n_heads;
     /* ANNA in place of the trained attention (distillation): q and k are
      * unit-normalised inside, as the surrogate was trained with unit-norm Q, K. */
-    if (m->anna && m->anna[layer]) {
+    if (m->anna && m->anna->per_layer[layer]) {
         split3(t, H, &q, &k, &v);
-        return from_heads(t, ad_anna_attention(t, q, k, v, m->anna[layer], a->causal));
+        return from_heads(t, m->anna->attention(t, q, k, v, m->anna->per_layer[layer], a->causal));
     }
     if (a->type == ATTN_LINEAR) {
         split3(t, H, &q, &k, &v);

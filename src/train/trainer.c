@@ -6,7 +6,6 @@
  * batches reuse their buffers, and all parameter state is one flat block. */
 #include "attnlab/train/trainer.h"
 #include "attnlab/report/curve.h"
-#include "attnlab/anna/distill.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/train/checkpoint.h"
@@ -521,8 +520,10 @@ int train_run(const TrainOptions *opt, AlError *err) {
         signals_install(&saved);
         rc = loop(r, err);
         signals_restore(&saved);
-        if (!rc && r->cfg.distill.enabled)
-            rc = distill_run(&r->cfg, r->model, &r->data, r->dir, "model.safetensors", opt->quiet, err);
+        if (!rc && opt->then) {
+            TrainedRun done = { &r->cfg, r->model, &r->data, r->dir, opt->quiet };
+            rc = opt->then(&done, err);
+        }
     }
     teardown(r);
     free(r);

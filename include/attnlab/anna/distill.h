@@ -45,12 +45,14 @@
 #include "attnlab/config/distill_cells.h"
 #include "attnlab/nn/model.h"
 
-/* One hash draw of a cell: n_heads Lsh per distilled layer, and the per-layer
- * table that Model.anna points at while they are in use. */
+/* One hash draw of a cell: n_heads Lsh per distilled layer, the per-layer table,
+ * and the ModelAnna (ad_anna_attention over that table) that Model.anna points at
+ * while they are in use. */
 typedef struct AnnaHashes {
     Lsh *lsh;                 /* n_lsh: the cell's layers × heads */
     int n_lsh;
     const Lsh **per_layer;    /* model->cfg.n_layers entries; NULL = layer kept */
+    ModelAnna model_anna;
 } AnnaHashes;
 
 /* Draws the hashes of cell c: head h of layer L from lsh_head_seed(seed, L, h);

@@ -13,7 +13,9 @@
  *   ops_attention.c  fused attention (heads split or in place), causal mask
  *   ops_linear_attention.c, ops_sparse_attention.c   efficient attention (paper 004)
  *   ops_lstm.c       LSTM layer (paper 003's recurrent baseline)
- *   ops_anna.c       ANNA (LSH attention, paper 000) with a gradient w.r.t. v */
+ * OP_ANNA_ATTENTION (ops.def) is recorded by ad_anna_attention, which lives with
+ * ANNA in src/anna/ops_anna.c (attnlab/anna/ops_anna.h): an op needs nothing of
+ * autodiff's beyond tape_record and a backward function pointer. */
 #ifndef ATTNLAB_AUTODIFF_OPS_H
 #define ATTNLAB_AUTODIFF_OPS_H
 
@@ -125,14 +127,6 @@ long ad_sparse_attention_pairs(int T, int block, int k_local, int c);
  * one) → h (B, T, H).  Input projections of all steps in one GEMM; backward through
  * time with GEMMs per step. */
 Tensor *ad_lstm(Tape *t, Tensor *x, Tensor *w_ih, Tensor *w_hh, Tensor *b);
-
-/* ANNA (paper 000; definition in attnlab/anna/anna.h): q, k (B, H, T, D), v (B, H, T,
- * Dv) → (B, H, T, Dv), head h hashed by per_head[h] (dim D), which must stay valid
- * until the tape is reset.  Differentiable with respect to v only: the output is
- * piecewise constant in q and k (it sees them through hash codes), so they get no
- * gradient — the buckets are fixed for the backward (see ops_anna.c). */
-struct Lsh;
-Tensor *ad_anna_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, const struct Lsh *per_head, int causal);
 
 /* Fills a (T, T) mask: 0 where j ≤ i, −inf above the diagonal. */
 void ad_causal_mask(Tensor *mask);

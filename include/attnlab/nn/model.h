@@ -38,6 +38,17 @@ typedef struct LstmLayer { Tensor *w_ih, *w_hh, *b; } LstmLayer;   /* (4d, d), (
 
 struct Lsh;   /* attnlab/anna/lsh.h */
 
+/* Some layers' attention replaced by a mechanism from a module above nn
+ * (distillation, paper 000: ANNA, whose op lives in attnlab/anna/ops_anna.h).  When
+ * per_layer[l] is not NULL, layer l's heads (B, H, T, Dh) go through
+ * attention(t, q, k, v, per_layer[l], causal) instead of the configured mechanism;
+ * per_layer[l] holds that layer's n_heads hash-function sets.  A function pointer,
+ * so nn calls ANNA without depending on it. */
+typedef struct ModelAnna {
+    Tensor *(*attention)(Tape *t, Tensor *q, Tensor *k, Tensor *v, const struct Lsh *per_head, int causal);
+    const struct Lsh *const *per_layer;   /* n_layers entries */
+} ModelAnna;
+
 typedef struct Model {
     CfgModel cfg;
     int vocab_size, n_classes, max_len;
@@ -51,10 +62,9 @@ typedef struct Model {
     Norm    ln_f;             /* transformer only */
     Linear  head;             /* (n_classes, d) */
     Tensor  sinusoid;         /* storage for the fixed sinusoidal table */
-    /* Distillation (paper 000): when anna[l] is not NULL, layer l's attention is
-     * replaced by ANNA with these n_heads hash-function sets (ad_anna_attention:
-     * differentiable w.r.t. the values only).  Owned by the caller. */
-    const struct Lsh *const *anna;
+    /* Distillation (paper 000): when not NULL, the layers it names run ANNA instead
+     * of their attention (differentiable w.r.t. the values only).  Owned by the caller. */
+    const ModelAnna *anna;
 } Model;
 
 /* Declares and initialises every parameter (seeded).  Returns a heap model. */

@@ -2,7 +2,20 @@
 #ifndef ATTNLAB_TRAIN_TRAINER_H
 #define ATTNLAB_TRAIN_TRAINER_H
 
+#include "attnlab/data/task.h"
+#include "attnlab/nn/model.h"
+#include "attnlab/config/config.h"
 #include "attnlab/util/error.h"
+
+/* A run that has just finished training, as TrainOptions.then sees it: the model
+ * still in memory, the run folder still locked, its files all written. */
+typedef struct TrainedRun {
+    const Config *cfg;
+    Model *model;
+    const TaskData *data;
+    const char *dir;        /* the run folder */
+    int quiet;
+} TrainedRun;
 
 typedef struct TrainOptions {
     const char *config_path;
@@ -11,10 +24,15 @@ typedef struct TrainOptions {
     const char *out_dir;            /* NULL: results/<name> */
     int resume, quiet;
     int force;                      /* replace the run in out_dir (train/runfolder.h) */
+    /* Work that follows a completed training in the same sitting (NULL: none); its
+     * return is train_run's.  Modules above train hook in here without train
+     * knowing them: `./train CONFIG` distils this way (cli/run.h). */
+    int (*then)(const TrainedRun *run, AlError *err);
 } TrainOptions;
 
 /* Returns the process exit code: 0 done, 2 bad config, 1 other errors (err filled),
- * 130/143 interrupted by SIGINT/SIGTERM after saving a checkpoint. */
+ * 130/143 interrupted by SIGINT/SIGTERM after saving a checkpoint; after a completed
+ * training, opt->then's code when it is set. */
 int train_run(const TrainOptions *opt, AlError *err);
 
 /* `./train data CONFIG.json`: generates the config's train and test sets and writes

@@ -1,0 +1,2 @@
+/* A public header including downward. */
+#include "attnlab/io/atomic_file.h"
