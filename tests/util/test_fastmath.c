@@ -21,7 +21,7 @@
 #include "attnlab/util/error.h"
 #include "check.h"
 
-#include "../src/util/fastmath.h"
+#include "../../src/util/fastmath.h"
 
 #include <float.h>
 #include <stdlib.h>
