@@ -3,6 +3,8 @@
 # attnlab_bootstrap ROOT [extra optional packages…]   (ROOT: the repository folder)
 #   AB_BUILD (default ROOT/build) and AB_CMAKE_ARGS (extra cmake -D… options, e.g. the
 #   sanitizer build of tests/run --sanitize) select another build folder.
+#   ATTNLAB_WERROR (ON/OFF; .ci/run sets ON) is passed on as -DATTNLAB_WERROR, also to
+#   a build folder configured earlier without it; unset, the CMake default (OFF) holds.
 #   1. finds what the build needs (cmake, a C compiler, make, pkg-config,
 #      OpenBLAS and cJSON development files); when something is missing it
 #      installs the Debian packages if we are root, else prints the exact
@@ -68,6 +70,8 @@ attnlab_bootstrap() {
         fi
     fi
     build=${AB_BUILD:-$ab_root/build}
+    ab_args=${AB_CMAKE_ARGS:-}
+    [ -n "${ATTNLAB_WERROR:-}" ] && ab_args="${ab_args:+$ab_args }-DATTNLAB_WERROR=$ATTNLAB_WERROR"
     if [ -f "$build/CMakeCache.txt" ] && [ ! -f "$build/Makefile" ]; then
         # A configure that failed earlier (e.g. run by hand before the packages
         # were installed) leaves a cache but no Makefile: start that folder over.
@@ -75,9 +79,9 @@ attnlab_bootstrap() {
         rm -f "$build/CMakeCache.txt"
     fi
     if [ ! -f "$build/CMakeCache.txt" ]; then
-        ab_say "configuring $build (Release${AB_CMAKE_ARGS:+ $AB_CMAKE_ARGS})"
+        ab_say "configuring $build (Release${ab_args:+ $ab_args})"
         # shellcheck disable=SC2086
-        cmake -S "$ab_root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${AB_CMAKE_ARGS:-} >"$ab_root/build.configure.log" 2>&1 || {
+        cmake -S "$ab_root" -B "$build" -DCMAKE_BUILD_TYPE=Release $ab_args >"$ab_root/build.configure.log" 2>&1 || {
             cat "$ab_root/build.configure.log" >&2; rm -rf "$build"; ab_say "cmake configure failed"; return 1; }
         mv "$ab_root/build.configure.log" "$build/configure.log"
         ab_say "building (first build takes a minute)"
@@ -85,6 +89,11 @@ attnlab_bootstrap() {
         # An existing build dir cached "MPI not found": forget that, so the newly
         # installed optional packages are detected.
         cmake -U 'MPI_*' -S "$ab_root" -B "$build" >"$build/configure.log" 2>&1 || {
+            cat "$build/configure.log" >&2; ab_say "cmake re-configure failed"; return 1; }
+    fi
+    if [ -n "${ATTNLAB_WERROR:-}" ] && ! grep -qx "ATTNLAB_WERROR:BOOL=$ATTNLAB_WERROR" "$build/CMakeCache.txt"; then
+        ab_say "setting ATTNLAB_WERROR=$ATTNLAB_WERROR in $build"
+        cmake -DATTNLAB_WERROR="$ATTNLAB_WERROR" -S "$ab_root" -B "$build" >"$build/configure.log" 2>&1 || {
             cat "$build/configure.log" >&2; ab_say "cmake re-configure failed"; return 1; }
     fi
     jobs=$(nproc 2>/dev/null || echo 2)

@@ -1,7 +1,7 @@
 /* p002_mc.c — see p002_mc.h.
  *
  * Why explicit n × n score matrices rather than the closed forms of paper 002's attention weights: the
- * experiment checks the closed forms (tests/test_p002_mc.c), so the forward pass
+ * experiment checks the closed forms (tests/exp/test_p002_mc.c), so the forward pass
  * must not assume them.  Matrix products go through cblas_dgemm, which keeps the
  * n = 1000 points of the sweeps at a few milliseconds per evaluation. */
 #include "attnlab/exp/p002_mc.h"

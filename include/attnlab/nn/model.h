@@ -82,7 +82,7 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
  *     linear   4·T·d·Dh + 2·T·d    (per head Gᵀ·V or the running S, F·S, F·z)
  *     sparse   4·P·d               (P = Σ_i |visible keys of i|, ad_sparse_attention_pairs)
  *   lstm         L·16·T·d²  + 2·T·d·C   (input and recurrent projections of 4 gates)
- * The sweep's grids report it per cell; tests/test_flops.c checks it against a count
+ * The sweep's grids report it per cell; tests/nn/test_flops.c checks it against a count
  * of the ops a forward pass records. */
 double  model_flops_per_seq(const Model *m, int T);
 void    model_free(Model *m);

@@ -7,7 +7,7 @@
  * compiles at -O3 to AVX2 or AVX-512 code with no calls; without AVX they still
  * work, on SSE2 or scalar.  The reductions use gcc vector extensions (see there).
  *
- * Accuracy against double-precision libm (tests/test_fastmath.c sweeps ~7e6
+ * Accuracy against double-precision libm (tests/util/test_fastmath.c sweeps ~7e6
  * points each and checks ≤ 2 ulp, 2.5 for expm1; observed in brackets):
  *   fm_exp    x in [−86.64, 88.72]  [0.99 ulp, rel 8e-8].  x < −86.64 → 0 (results
  *             under 2.4e-38 are flushed, see there); x > 88.72 and +inf → +inf;

@@ -1,5 +1,5 @@
-/* testhook.h — fault injection for the reliability tests (tests/faults.sh,
- * tests/test_train.c), driven by environment variables nothing sets in normal use:
+/* testhook.h — fault injection for the reliability tests (tests/cli/faults.sh,
+ * tests/train/test_train.c), driven by environment variables nothing sets in normal use:
  *
  *   ATTNLAB_TEST_NAN_STEPS=3,5       the training loss of these steps (1-based) is
  *                                    replaced by NaN, as a diverging batch would be;

@@ -9,7 +9,7 @@
  *     (5 rows) splits unevenly and has unscored positions spread unevenly, so a
  *     wrong shard weighting (an unweighted mean of the shards' losses, say) or a
  *     shard missing from the reduction fails by far more than the tolerance;
- *     (Bit-identical repeated 2-thread training: tests/test_determinism.c.)
+ *     (Bit-identical repeated 2-thread training: tests/autodiff/test_determinism.c.)
  *   - evaluate_pool and evaluate_answers_pool equal evaluate and evaluate_answers
  *     bit for bit (loss, counts, per-group accuracy, answers after greedy decoding);
  *   - the trainer with train.threads 2: two runs, and N steps + --resume + N steps,

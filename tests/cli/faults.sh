@@ -1,7 +1,7 @@
 #!/bin/sh
 # faults.sh — the trainer under the faults of an unattended run (README: Troubleshooting).
 #
-#   sh tests/faults.sh CASE ATTNLAB CKPT_CHECK      (ctest runs each CASE as faults_CASE)
+#   sh tests/cli/faults.sh CASE ATTNLAB CKPT_CHECK      (ctest runs each CASE as faults_CASE)
 #
 #   kill          one run killed (SIGKILL) at each of its write boundaries in turn
 #                 (ATTNLAB_TEST_KILL_AT_WRITE; util/testhook.h lists them: every atomic

@@ -1,4 +1,4 @@
-/* ckpt_check.c — does a run folder hold a checkpoint that loads?  (tests/faults.sh)
+/* ckpt_check.c — does a run folder hold a checkpoint that loads?  (tests/cli/faults.sh)
  *
  *   ckpt_check RUN_DIR   prints "step N" and exits 0 when RUN_DIR/train_state.safetensors
  *                        resumes and RUN_DIR/model.safetensors (when there is one yet:

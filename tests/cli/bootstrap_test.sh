@@ -4,7 +4,7 @@
 # Runs the real ./train as user 'nobody' (when we are root) with a PATH that hides
 # cmake (case 1) or pkg-config (case 2).  The launcher files are copied into a
 # world-readable sandbox, so 'nobody' can run them wherever the checkout lives.
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 fake=$(mktemp -d)
 trap 'rm -rf "$fake"' EXIT
 chmod 755 "$fake"

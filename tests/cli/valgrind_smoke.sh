@@ -1,14 +1,14 @@
 #!/bin/sh
-# tests/valgrind_smoke.sh — the Match2 smoke run under valgrind's memcheck: a short
+# tests/cli/valgrind_smoke.sh — the Match2 smoke run under valgrind's memcheck: a short
 # training run of configs/match2.json with distillation on a small grid, then a
 # --resume that extends it.  Passes when valgrind reports no errors and nothing
 # definitely or indirectly lost (OpenBLAS's thread pool and other "still
 # reachable" blocks are not leaks).  Several minutes (valgrind runs the code
 # ~50x slower), so it is not in the default suite (README: Reliability checks).
-#   tests/valgrind_smoke.sh
+#   tests/cli/valgrind_smoke.sh
 # Valgrind has no AVX-512, so this uses its own build without -march=native
 # (build-valgrind/); valgrind itself is installed from Debian when run as root.
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/bootstrap.sh"
 if ! command -v valgrind >/dev/null 2>&1; then
     if ab_is_root; then
