@@ -126,11 +126,12 @@ Tensor *ad_mean(Tape *t, Tensor *a) { return reduce(t, OP_MEAN, a); }
 
 /* ------------------------------------------------------------------------------ */
 /* Activations: x any shape → y like x.  Each is one inline function giving the
- * value and the derivative at x (the GeLUs in act.h, shared with ops_mlp.c).
+ * value and the derivative at x (the GeLUs and SiLU in act.h, shared with fused
+ * ops: ops_mlp.c's GeLU).
  * With a gradient, forward stores both in one pass (they share the exp and the
  * division) and backward is dx += dy·d; without, gcc drops the derivative half. */
 
-typedef enum Act { ACT_GELU_TANH, ACT_GELU_ERF, ACT_ELU, ACT_RELU } Act;
+typedef enum Act { ACT_GELU_TANH, ACT_GELU_ERF, ACT_ELU, ACT_RELU, ACT_SILU } Act;
 
 /* ELU, alpha 1: x for x > 0, e^x − 1 otherwise; derivative 1 or e^x (both 1 at 0). */
 static inline ValDer elu(float x) {
@@ -165,6 +166,7 @@ static void act_forward(Act act, const float *restrict x, float *restrict y,
     case ACT_GELU_ERF:  ACT_LOOP(gelu_erf);  break;
     case ACT_ELU:       ACT_LOOP(elu);       break;
     case ACT_RELU:      ACT_LOOP(relu);      break;
+    case ACT_SILU:      ACT_LOOP(silu);      break;
     }
 }
 
@@ -190,6 +192,7 @@ Tensor *ad_gelu(Tape *t, Tensor *x, AdGelu kind) {
 }
 Tensor *ad_elu(Tape *t, Tensor *x) { return activation(t, OP_ELU, ACT_ELU, x); }
 Tensor *ad_relu(Tape *t, Tensor *x) { return activation(t, OP_RELU, ACT_RELU, x); }
+Tensor *ad_silu(Tape *t, Tensor *x) { return activation(t, OP_SILU, ACT_SILU, x); }
 
 /* ------------------------------------------------------------------------------ */
 /* dropout: x any shape → y like x; y = x·keep/(1 − p), keep ~ Bernoulli(1 − p).
