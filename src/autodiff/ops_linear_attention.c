@@ -31,6 +31,7 @@
 #include "attnlab/util/error.h"
 
 #include "../util/fastmath.h"
+#include "record.h"
 
 #include "attnlab/util/gemm.h"
 #include <math.h>
@@ -282,10 +283,8 @@ Tensor *ad_linear_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, AdFeature 
         LinSaved *s = tape_scratch(t, sizeof *s);
         *s = (LinSaved){ F_all, G_all, den_all,
                          tape_scratch(t, (size_t)lin_work_floats(d, causal) * sizeof(float)) };
-        TapeEntry *e = tape_record(t, OP_LINEAR_ATTENTION, linear_attention_backward, o, q, k, v);
-        e->saved[0] = s;
-        e->i[0] = (int)phi;
-        e->i[1] = causal;
+        ad_record(t, (TapeEntry){ .op = OP_LINEAR_ATTENTION, .backward = linear_attention_backward, .out = o,
+                                  .in = { q, k, v }, .saved = { s }, .i = { (int)phi, causal } });
     }
     return o;
 }

@@ -10,6 +10,7 @@
 #include "../util/fastmath.h"
 #include "act.h"
 #include "grad_put.h"
+#include "record.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -60,11 +61,9 @@ static Tensor *binary(Tape *t, OpKind op, Tensor *a, Tensor *b) {
         float *yr = y->data + r * C;
         for (int c = 0; c < C; c++) yr[c] = binary_apply(op, ar[c], br[c]);
     }
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, op, binary_backward, y, a, b, NULL);
-        e->i[0] = (int)bstride;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = op, .backward = binary_backward, .out = y, .in = { a, b },
+                                  .i = { (int)bstride }, .first_write = 1 });
     return y;
 }
 
@@ -83,11 +82,9 @@ Tensor *ad_scale(Tape *t, Tensor *a, float s) {
     int needs_grad = tape_needs_grad(t, a, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, a->ndim, a->shape);
     for (long i = 0; i < a->n; i++) y->data[i] = s * a->data[i];
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_SCALE, scale_backward, y, a, NULL, NULL);
-        e->f[0] = s;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_SCALE, .backward = scale_backward, .out = y, .in = { a }, .f = { s },
+                                  .first_write = 1 });
     return y;
 }
 
@@ -113,11 +110,9 @@ static Tensor *reduce(Tape *t, OpKind op, Tensor *a) {
     int needs_grad = tape_needs_grad(t, a, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, 1, (const int[]){ 1 });
     y->data[0] = (float)(f * s);
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, op, reduce_backward, y, a, NULL, NULL);
-        e->f[0] = (float)f;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = op, .backward = reduce_backward, .out = y, .in = { a }, .f = { (float)f },
+                                  .first_write = 1 });
     return y;
 }
 
@@ -179,11 +174,9 @@ static Tensor *activation(Tape *t, OpKind op, Act act, Tensor *x) {
     Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
     float *d = needs_grad ? tape_scratch(t, (size_t)x->n * sizeof(float)) : NULL;
     act_forward(act, x->data, y->data, d, x->n);
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, op, act_backward, y, x, NULL, NULL);
-        e->saved[0] = d;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = op, .backward = act_backward, .out = y, .in = { x }, .saved = { d },
+                                  .first_write = 1 });
     return y;
 }
 
@@ -237,11 +230,8 @@ Tensor *ad_dropout(Tape *t, Tensor *x, float p) {
     int needs_grad = tape_needs_grad(t, x, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
     for (long i = 0; i < n; i++) y->data[i] = (keep[i] ? scale : 0.0f) * x->data[i];
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_DROPOUT, dropout_backward, y, x, NULL, NULL);
-        e->saved[0] = keep;
-        e->f[0] = scale;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_DROPOUT, .backward = dropout_backward, .out = y, .in = { x },
+                                  .saved = { keep }, .f = { scale }, .first_write = 1 });
     return y;
 }

@@ -19,6 +19,7 @@
 #include "attnlab/util/error.h"
 
 #include "../util/fastmath.h"
+#include "record.h"
 
 #include <math.h>
 #include <string.h>
@@ -167,11 +168,9 @@ Tensor *ad_sparse_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, int block,
                           P_all + (needs_grad ? bh * nnz : 0), o->data + vo, d.T, d.D, d.Dv, scale);
     }
     if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_SPARSE_ATTENTION, sparse_attention_backward, o, q, k, v);
-        e->saved[0] = L;
-        e->saved[1] = P_all;
-        e->saved[2] = tape_scratch(t, (size_t)(L->max_len + 1) * sizeof(float));
-        e->f[0] = scale;
+        float *dS = tape_scratch(t, (size_t)(L->max_len + 1) * sizeof(float));
+        ad_record(t, (TapeEntry){ .op = OP_SPARSE_ATTENTION, .backward = sparse_attention_backward, .out = o,
+                                  .in = { q, k, v }, .saved = { L, P_all, dS }, .f = { scale } });
     }
     return o;
 }
