@@ -95,12 +95,9 @@ static void l2norm_backward(TapeEntry *e) {
     int acc = tape_grad_acc(x);
     for (long r = 0; r < R; r++) {
         const float *yr = y->data + r * C, *dy = y->grad + r * C;
-        float *dx = x->grad + r * C;
         int through_norm = norm[r] >= eps;
-        float inv = 1.0f / (through_norm ? norm[r] : eps);
         float proj = through_norm ? fm_dot(yr, dy, C) : 0.0f;
-        if (acc) for (int c = 0; c < C; c++) dx[c] += inv * (dy[c] - yr[c] * proj);
-        else     for (int c = 0; c < C; c++) dx[c] = inv * (dy[c] - yr[c] * proj);
+        grad_put_projected(x->grad + r * C, dy, yr, proj, 1.0f / (through_norm ? norm[r] : eps), C, acc);
     }
 }
 

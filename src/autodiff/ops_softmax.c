@@ -49,10 +49,7 @@ static void softmax_backward(TapeEntry *e) {
      * saved output, and masked entries (y = 0) get no gradient. */
     for (long r = 0; r < rows; r++) {
         const float *yr = y->data + r * C, *dyr = y->grad + r * C;
-        float *dxr = x->grad + r * C;
-        float dot = fm_dot(dyr, yr, C);
-        if (acc) for (int j = 0; j < C; j++) dxr[j] += yr[j] * (dyr[j] - dot);
-        else     for (int j = 0; j < C; j++) dxr[j] = yr[j] * (dyr[j] - dot);
+        grad_put_centred(x->grad + r * C, dyr, yr, fm_dot(dyr, yr, C), C, acc);
     }
 }
 
