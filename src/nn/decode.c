@@ -215,7 +215,8 @@ const float *decoder_step(Decoder *d, const int *tokens) {
     AL_ASSERT(d->pos < m->max_len);
     tape_reset(t);
     Tensor *x = model_embed(m, t, tokens, d->B, 1, d->pos);
-    x = m->cfg.type == MODEL_LSTM ? lstm_step(d, x) : transformer_blocks(m, t, x, &(BlockMixer){ attention_step, d });
+    if (m->cfg.type == MODEL_LSTM) x = lstm_step(d, x);
+    else x = transformer_blocks(m, t, x, &(BlockMixer){ attention_step, d });   /* training's blocks */
     Tensor *logits = ad_linear(t, x, m->head.w, m->head.b);
     memcpy(d->logits, logits->data, (size_t)d->B * m->n_classes * sizeof(float));
     d->pos++;
