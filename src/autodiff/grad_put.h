@@ -31,6 +31,21 @@ static inline void grad_put_colsum(float *restrict dst, const float *restrict sr
         grad_put(dst, src + r * C, m ? m + r * C : NULL, s, C, acc || r > 0);
 }
 
+/* The row backward of the normalising maps, whose Jacobian removes a projection:
+ * dst[i] (= or +=) m[i]·(src[i] − k)  (softmax: y∘(dy − ⟨dy, y⟩)) … */
+static inline void grad_put_centred(float *restrict dst, const float *restrict src, const float *restrict m,
+                                    float k, long n, int acc) {
+    if (acc) for (long i = 0; i < n; i++) dst[i] += m[i] * (src[i] - k);
+    else     for (long i = 0; i < n; i++) dst[i] = m[i] * (src[i] - k);
+}
+
+/* … and dst[i] (= or +=) s·(src[i] − w[i]·k)  (l2norm: (dy − y·⟨y, dy⟩)/‖x‖). */
+static inline void grad_put_projected(float *restrict dst, const float *restrict src, const float *restrict w,
+                                      float k, float s, long n, int acc) {
+    if (acc) for (long i = 0; i < n; i++) dst[i] += s * (src[i] - w[i] * k);
+    else     for (long i = 0; i < n; i++) dst[i] = s * (src[i] - w[i] * k);
+}
+
 /* dst[i] (= or +=) v for i < n. */
 static inline void grad_put_const(float *restrict dst, float v, long n, int acc) {
     if (acc) for (long i = 0; i < n; i++) dst[i] += v;

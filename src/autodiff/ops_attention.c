@@ -36,6 +36,7 @@
 #include "attnlab/util/error.h"
 
 #include "attnlab/util/fastmath.h"
+#include "record.h"
 
 #include "attnlab/util/gemm.h"
 #include <math.h>
@@ -197,17 +198,10 @@ static Tensor *attention_run(Tape *t, OpKind op, const AttnGeom *g, Tensor *q, T
             head_forward(g, &s, P);
         }
     if (needs_grad) {
-        TapeEntry *e = tape_record(t, op, attention_backward, o, q, k, v);
-        e->saved[0] = P;
-        e->saved[1] = tape_scratch(t, block);
-        if (g->mask) {
-            size_t bytes = (size_t)g->Tq * g->Tk * sizeof(float);
-            e->saved[2] = memcpy(tape_scratch(t, bytes), g->mask, bytes);
-        }
-        e->f[0] = g->scale;
-        e->i[0] = g->H;
-        e->i[1] = g->inner;
-        e->i[2] = g->causal;
+        float *dS = tape_scratch(t, block);
+        float *mask = g->mask ? ad_saved_copy(t, g->mask, (size_t)g->Tq * g->Tk * sizeof(float)) : NULL;
+        ad_record(t, (TapeEntry){ .op = op, .backward = attention_backward, .out = o, .in = { q, k, v },
+                                  .saved = { P, dS, mask }, .f = { g->scale }, .i = { g->H, g->inner, g->causal } });
     }
     return o;
 }

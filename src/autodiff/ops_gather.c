@@ -3,6 +3,8 @@
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
+#include "record.h"
+
 #include <string.h>
 
 /* ------------------------------------------------------------------------------ */
@@ -34,13 +36,9 @@ Tensor *ad_embedding(Tape *t, Tensor *table, const int *ids, int ids_ndim, const
         AL_ASSERT(ids[r] >= 0 && ids[r] < V);
         memcpy(out->data + r * D, table->data + (long)ids[r] * D, (size_t)D * sizeof(float));
     }
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_EMBEDDING, embedding_backward, out, table, NULL, NULL);
-        /* A copy: the caller's id buffer may be refilled before backward runs. */
-        int *saved = tape_scratch(t, (size_t)n * sizeof(int));
-        memcpy(saved, ids, (size_t)n * sizeof(int));
-        e->saved[0] = saved;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_EMBEDDING, .backward = embedding_backward, .out = out, .in = { table },
+                                  .saved = { ad_saved_copy(t, ids, (size_t)n * sizeof(int)) } });
     return out;
 }
 
@@ -85,14 +83,9 @@ static Tensor *heads_swap(Tape *t, OpKind op, Tensor *x, int B, int X, int Y, in
     int needs_grad = tape_needs_grad(t, x, NULL, NULL);
     Tensor *out = tape_tensor(t, needs_grad, ndim, shape);
     swap12(x->data, out->data, B, X, Y, D, 0);
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, op, heads_backward, out, x, NULL, NULL);
-        e->i[0] = B;
-        e->i[1] = X;
-        e->i[2] = Y;
-        e->i[3] = D;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = op, .backward = heads_backward, .out = out, .in = { x },
+                                  .i = { B, X, Y, D }, .first_write = 1 });
     return out;
 }
 

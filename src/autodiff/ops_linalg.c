@@ -7,6 +7,7 @@
 
 #include "grad_put.h"
 #include "linalg.h"
+#include "record.h"
 
 /* ------------------------------------------------------------------------------ */
 /* matmul: a is (…, M, K) [(…, K, M) if ta], b is (…, K, N) [(…, N, K) if tb] with
@@ -86,12 +87,9 @@ Tensor *ad_matmul(Tape *t, Tensor *a, Tensor *b, int trans_a, int trans_b) {
     Tensor *c = tape_tensor(t, needs_grad, a->ndim, shape);
     for (int g = 0; g < d.n_gemm; g++)
         sgemm(ta, tb, d.m, d.n, d.k, a->data + g * d.sa, b->data + g * d.sb, 0.0f, c->data + g * d.sc);
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_MATMUL, matmul_backward, c, a, b, NULL);
-        e->i[0] = ta;
-        e->i[1] = tb;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_MATMUL, .backward = matmul_backward, .out = c, .in = { a, b },
+                                  .i = { ta, tb }, .first_write = 1 });
     return c;
 }
 
@@ -124,11 +122,9 @@ Tensor *ad_linear_residual(Tape *t, Tensor *x, Tensor *w, Tensor *b, Tensor *res
     Tensor *y = tape_tensor(t, needs_grad, x->ndim, shape);
     float beta = linear_init(y->data, b ? b->data : NULL, res ? res->data : NULL, rows, out);
     sgemm(0, 1, rows, out, in, x->data, w->data, beta, y->data);
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_LINEAR, linear_backward, y, x, w, b);
-        e->in[3] = res;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_LINEAR, .backward = linear_backward, .out = y, .in = { x, w, b, res },
+                                  .first_write = 1 });
     return y;
 }
 

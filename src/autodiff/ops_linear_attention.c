@@ -31,19 +31,12 @@
 #include "attnlab/util/error.h"
 
 #include "attnlab/util/fastmath.h"
+#include "head_dims.h"
+#include "record.h"
 
 #include "attnlab/util/gemm.h"
 #include <math.h>
 #include <string.h>
-
-typedef struct LinDims { long BH; int T, D, Dv; } LinDims;
-
-static LinDims lin_dims(const Tensor *q, const Tensor *k, const Tensor *v) {
-    AL_ASSERT(q->ndim == 4 && k->ndim == 4 && v->ndim == 4);
-    for (int a = 0; a < 3; a++) AL_ASSERT(k->shape[a] == q->shape[a] && v->shape[a] == q->shape[a]);
-    AL_ASSERT(k->shape[3] == q->shape[3]);
-    return (LinDims){ (long)q->shape[0] * q->shape[1], q->shape[2], q->shape[3], v->shape[3] };
-}
 
 /* What backward reads; one arena struct behind e->saved[0]. */
 typedef struct LinSaved {
@@ -107,7 +100,7 @@ static inline void axpy(float *restrict y, float a, const float *restrict x, int
  * the forward one uses S (D×Dv), z, dF (D), dnum (Dv) from the start, the reverse
  * one R (D×Dv), r, dG (D), dnum (Dv) from just past S, over the first's leftovers.
  * Bidirectional: S (D×Dv, later R), z, r (D), dnum (T×Dv), dden (T), dF (T×D). */
-static long lin_work_floats(LinDims d, int causal) {
+static long lin_work_floats(HeadDims d, int causal) {
     return causal ? 2L * d.D * d.Dv + 2L * d.D + d.Dv
                   : (long)d.D * d.Dv + 2L * d.D + (long)d.T * (d.Dv + 1 + d.D);
 }
@@ -240,7 +233,7 @@ static void global_backward(const float *F, const float *G, const float *V, cons
 
 static void linear_attention_backward(TapeEntry *e) {
     Tensor *q = e->in[0], *k = e->in[1], *v = e->in[2];
-    const LinDims d = lin_dims(q, k, v);
+    const HeadDims d = head_dims(q, k, v);
     const LinSaved *s = e->saved[0];
     const AdFeature phi = (AdFeature)e->i[0];
     const int causal = e->i[1];
@@ -261,7 +254,7 @@ static void linear_attention_backward(TapeEntry *e) {
 
 Tensor *ad_linear_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, AdFeature phi, int causal,
                             float eps) {
-    const LinDims d = lin_dims(q, k, v);
+    const HeadDims d = head_dims(q, k, v);
     AL_ASSERT(phi == FEATURE_ELU1 || phi == FEATURE_IDENTITY || phi == FEATURE_RELU);
     int needs_grad = tape_needs_grad(t, q, k, v);
     Tensor *o = tape_tensor(t, needs_grad, 4, (const int[]){ q->shape[0], q->shape[1], d.T, d.Dv });
@@ -282,10 +275,8 @@ Tensor *ad_linear_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, AdFeature 
         LinSaved *s = tape_scratch(t, sizeof *s);
         *s = (LinSaved){ F_all, G_all, den_all,
                          tape_scratch(t, (size_t)lin_work_floats(d, causal) * sizeof(float)) };
-        TapeEntry *e = tape_record(t, OP_LINEAR_ATTENTION, linear_attention_backward, o, q, k, v);
-        e->saved[0] = s;
-        e->i[0] = (int)phi;
-        e->i[1] = causal;
+        ad_record(t, (TapeEntry){ .op = OP_LINEAR_ATTENTION, .backward = linear_attention_backward, .out = o,
+                                  .in = { q, k, v }, .saved = { s }, .i = { (int)phi, causal } });
     }
     return o;
 }

@@ -26,6 +26,7 @@
 #include "attnlab/util/error.h"
 
 #include "attnlab/util/fastmath.h"
+#include "record.h"
 
 #include "attnlab/util/gemm.h"
 #include <string.h>
@@ -195,8 +196,8 @@ Tensor *ad_lstm(Tape *t, Tensor *x, Tensor *w_ih, Tensor *w_hh, Tensor *b) {
         s.h_prev = w_hh->grad ? tape_scratch(t, (size_t)rows * H * sizeof(float)) : NULL;
         LstmSaved *saved = tape_scratch(t, sizeof *saved);
         *saved = s;
-        TapeEntry *e = tape_record(t, OP_LSTM, lstm_backward, h, x, w_ih, w_hh);
-        e->saved[0] = saved;
+        ad_record(t, (TapeEntry){ .op = OP_LSTM, .backward = lstm_backward, .out = h, .in = { x, w_ih, w_hh },
+                                  .saved = { saved } });
     }
     return h;
 }

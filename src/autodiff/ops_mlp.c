@@ -15,6 +15,7 @@
 #include "act.h"
 #include "grad_put.h"
 #include "linalg.h"
+#include "record.h"
 
 /* x (…, D), w1 (Hd, D), b1 (Hd), w2 (O, Hd), b2 (O), res NULL or like y; y (…, O).
  * Saved: g (R, Hd) and d (R, Hd), R = rows of x. */
@@ -95,14 +96,8 @@ Tensor *ad_mlp(Tape *t, Tensor *x, Tensor *w1, Tensor *b1, Tensor *w2, Tensor *b
     gelu_bias_forward(kind, g, b1->data, d, m.rows, m.hidden);
     float beta = linear_init(y->data, b2->data, res ? res->data : NULL, m.rows, m.out);
     sgemm(0, 1, m.rows, m.out, m.hidden, g, w2->data, beta, y->data);
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_MLP, mlp_backward, y, x, w1, b1);
-        e->in[3] = w2;
-        e->in[4] = b2;
-        e->in[5] = res;
-        e->saved[0] = g;
-        e->saved[1] = d;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_MLP, .backward = mlp_backward, .out = y, .in = { x, w1, b1, w2, b2, res },
+                                  .saved = { g, d }, .first_write = 1 });
     return y;
 }

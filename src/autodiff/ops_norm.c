@@ -7,6 +7,7 @@
 
 #include "attnlab/util/fastmath.h"
 #include "grad_put.h"
+#include "record.h"
 
 #include <math.h>
 
@@ -70,11 +71,9 @@ Tensor *ad_layernorm(Tape *t, Tensor *x, Tensor *gain, Tensor *bias, float eps) 
         }
     }
     if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_LAYERNORM, layernorm_backward, y, x, gain, bias);
-        e->saved[0] = mean;
-        e->saved[1] = rstd;
-        e->saved[2] = tape_scratch(t, 2 * (size_t)C * sizeof(float));
-        e->first_write = 1;
+        float *work = tape_scratch(t, 2 * (size_t)C * sizeof(float));
+        ad_record(t, (TapeEntry){ .op = OP_LAYERNORM, .backward = layernorm_backward, .out = y, .in = { x, gain, bias },
+                                  .saved = { mean, rstd, work }, .first_write = 1 });
     }
     return y;
 }
@@ -96,12 +95,9 @@ static void l2norm_backward(TapeEntry *e) {
     int acc = tape_grad_acc(x);
     for (long r = 0; r < R; r++) {
         const float *yr = y->data + r * C, *dy = y->grad + r * C;
-        float *dx = x->grad + r * C;
         int through_norm = norm[r] >= eps;
-        float inv = 1.0f / (through_norm ? norm[r] : eps);
         float proj = through_norm ? fm_dot(yr, dy, C) : 0.0f;
-        if (acc) for (int c = 0; c < C; c++) dx[c] += inv * (dy[c] - yr[c] * proj);
-        else     for (int c = 0; c < C; c++) dx[c] = inv * (dy[c] - yr[c] * proj);
+        grad_put_projected(x->grad + r * C, dy, yr, proj, 1.0f / (through_norm ? norm[r] : eps), C, acc);
     }
 }
 
@@ -119,11 +115,8 @@ Tensor *ad_l2norm(Tape *t, Tensor *x, float eps) {
         for (int c = 0; c < C; c++) yr[c] = xr[c] * inv;
         if (needs_grad) norm[r] = nr;
     }
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_L2NORM, l2norm_backward, y, x, NULL, NULL);
-        e->saved[0] = norm;
-        e->f[0] = eps;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_L2NORM, .backward = l2norm_backward, .out = y, .in = { x },
+                                  .saved = { norm }, .f = { eps }, .first_write = 1 });
     return y;
 }

@@ -10,6 +10,7 @@
 #include "attnlab/util/fastmath.h"
 #include "act.h"
 #include "grad_put.h"
+#include "record.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -60,11 +61,9 @@ static Tensor *binary(Tape *t, OpKind op, Tensor *a, Tensor *b) {
         float *yr = y->data + r * C;
         for (int c = 0; c < C; c++) yr[c] = binary_apply(op, ar[c], br[c]);
     }
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, op, binary_backward, y, a, b, NULL);
-        e->i[0] = (int)bstride;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = op, .backward = binary_backward, .out = y, .in = { a, b },
+                                  .i = { (int)bstride }, .first_write = 1 });
     return y;
 }
 
@@ -83,11 +82,9 @@ Tensor *ad_scale(Tape *t, Tensor *a, float s) {
     int needs_grad = tape_needs_grad(t, a, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, a->ndim, a->shape);
     for (long i = 0; i < a->n; i++) y->data[i] = s * a->data[i];
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_SCALE, scale_backward, y, a, NULL, NULL);
-        e->f[0] = s;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_SCALE, .backward = scale_backward, .out = y, .in = { a }, .f = { s },
+                                  .first_write = 1 });
     return y;
 }
 
@@ -113,11 +110,9 @@ static Tensor *reduce(Tape *t, OpKind op, Tensor *a) {
     int needs_grad = tape_needs_grad(t, a, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, 1, (const int[]){ 1 });
     y->data[0] = (float)(f * s);
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, op, reduce_backward, y, a, NULL, NULL);
-        e->f[0] = (float)f;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = op, .backward = reduce_backward, .out = y, .in = { a }, .f = { (float)f },
+                                  .first_write = 1 });
     return y;
 }
 
@@ -126,11 +121,12 @@ Tensor *ad_mean(Tape *t, Tensor *a) { return reduce(t, OP_MEAN, a); }
 
 /* ------------------------------------------------------------------------------ */
 /* Activations: x any shape → y like x.  Each is one inline function giving the
- * value and the derivative at x (the GeLUs in act.h, shared with ops_mlp.c).
+ * value and the derivative at x (the GeLUs and SiLU in act.h, shared with fused
+ * ops: ops_mlp.c's GeLU).
  * With a gradient, forward stores both in one pass (they share the exp and the
  * division) and backward is dx += dy·d; without, gcc drops the derivative half. */
 
-typedef enum Act { ACT_GELU_TANH, ACT_GELU_ERF, ACT_ELU, ACT_RELU } Act;
+typedef enum Act { ACT_GELU_TANH, ACT_GELU_ERF, ACT_ELU, ACT_RELU, ACT_SILU } Act;
 
 /* ELU, alpha 1: x for x > 0, e^x − 1 otherwise; derivative 1 or e^x (both 1 at 0). */
 static inline ValDer elu(float x) {
@@ -165,6 +161,7 @@ static void act_forward(Act act, const float *restrict x, float *restrict y,
     case ACT_GELU_ERF:  ACT_LOOP(gelu_erf);  break;
     case ACT_ELU:       ACT_LOOP(elu);       break;
     case ACT_RELU:      ACT_LOOP(relu);      break;
+    case ACT_SILU:      ACT_LOOP(silu);      break;
     }
 }
 
@@ -177,11 +174,9 @@ static Tensor *activation(Tape *t, OpKind op, Act act, Tensor *x) {
     Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
     float *d = needs_grad ? tape_scratch(t, (size_t)x->n * sizeof(float)) : NULL;
     act_forward(act, x->data, y->data, d, x->n);
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, op, act_backward, y, x, NULL, NULL);
-        e->saved[0] = d;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = op, .backward = act_backward, .out = y, .in = { x }, .saved = { d },
+                                  .first_write = 1 });
     return y;
 }
 
@@ -190,6 +185,7 @@ Tensor *ad_gelu(Tape *t, Tensor *x, AdGelu kind) {
 }
 Tensor *ad_elu(Tape *t, Tensor *x) { return activation(t, OP_ELU, ACT_ELU, x); }
 Tensor *ad_relu(Tape *t, Tensor *x) { return activation(t, OP_RELU, ACT_RELU, x); }
+Tensor *ad_silu(Tape *t, Tensor *x) { return activation(t, OP_SILU, ACT_SILU, x); }
 
 /* ------------------------------------------------------------------------------ */
 /* dropout: x any shape → y like x; y = x·keep/(1 − p), keep ~ Bernoulli(1 − p).
@@ -234,11 +230,8 @@ Tensor *ad_dropout(Tape *t, Tensor *x, float p) {
     int needs_grad = tape_needs_grad(t, x, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
     for (long i = 0; i < n; i++) y->data[i] = (keep[i] ? scale : 0.0f) * x->data[i];
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_DROPOUT, dropout_backward, y, x, NULL, NULL);
-        e->saved[0] = keep;
-        e->f[0] = scale;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_DROPOUT, .backward = dropout_backward, .out = y, .in = { x },
+                                  .saved = { keep }, .f = { scale }, .first_write = 1 });
     return y;
 }

@@ -5,6 +5,7 @@
 #include "attnlab/util/error.h"
 #include "attnlab/util/fastmath.h"
 #include "grad_put.h"
+#include "record.h"
 
 #include <math.h>
 #include <string.h>
@@ -48,10 +49,7 @@ static void softmax_backward(TapeEntry *e) {
      * saved output, and masked entries (y = 0) get no gradient. */
     for (long r = 0; r < rows; r++) {
         const float *yr = y->data + r * C, *dyr = y->grad + r * C;
-        float *dxr = x->grad + r * C;
-        float dot = fm_dot(dyr, yr, C);
-        if (acc) for (int j = 0; j < C; j++) dxr[j] += yr[j] * (dyr[j] - dot);
-        else     for (int j = 0; j < C; j++) dxr[j] = yr[j] * (dyr[j] - dot);
+        grad_put_centred(x->grad + r * C, dyr, yr, fm_dot(dyr, yr, C), C, acc);
     }
 }
 
@@ -66,7 +64,9 @@ Tensor *ad_softmax(Tape *t, Tensor *x, const Tensor *mask) {
         const float *m = mask ? mask->data + (r % R) * C : NULL;
         softmax_row(x->data + r * C, m, y->data + r * C, C);
     }
-    if (needs_grad) tape_record(t, OP_SOFTMAX, softmax_backward, y, x, NULL, NULL)->first_write = 1;
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_SOFTMAX, .backward = softmax_backward, .out = y, .in = { x },
+                                  .first_write = 1 });
     return y;
 }
 
@@ -117,14 +117,9 @@ Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets) {
         counted++;
     }
     loss->data[0] = counted ? (float)(total / (double)counted) : 0.0f;
-    if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_CROSS_ENTROPY, cross_entropy_backward, loss, logits, NULL, NULL);
-        int *saved = tape_scratch(t, (size_t)rows * sizeof(int));
-        memcpy(saved, targets, (size_t)rows * sizeof(int));
-        e->saved[0] = probs;
-        e->saved[1] = saved;
-        e->f[0] = counted ? 1.0f / (float)counted : 0.0f;
-        e->first_write = 1;
-    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_CROSS_ENTROPY, .backward = cross_entropy_backward, .out = loss,
+                                  .in = { logits }, .saved = { probs, ad_saved_copy(t, targets, (size_t)rows * sizeof(int)) },
+                                  .f = { counted ? 1.0f / (float)counted : 0.0f }, .first_write = 1 });
     return loss;
 }

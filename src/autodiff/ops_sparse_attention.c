@@ -19,18 +19,11 @@
 #include "attnlab/util/error.h"
 
 #include "attnlab/util/fastmath.h"
+#include "head_dims.h"
+#include "record.h"
 
 #include <math.h>
 #include <string.h>
-
-typedef struct SparseDims { long BH; int T, D, Dv; } SparseDims;
-
-static SparseDims sparse_dims(const Tensor *q, const Tensor *k, const Tensor *v) {
-    AL_ASSERT(q->ndim == 4 && k->ndim == 4 && v->ndim == 4);
-    for (int a = 0; a < 3; a++) AL_ASSERT(k->shape[a] == q->shape[a] && v->shape[a] == q->shape[a]);
-    AL_ASSERT(k->shape[3] == q->shape[3]);
-    return (SparseDims){ (long)q->shape[0] * q->shape[1], q->shape[2], q->shape[3], v->shape[3] };
-}
 
 /* The visible-key lists, CSR: query i's keys are idx[off[i] .. off[i+1]), ascending. */
 typedef struct SparseLists {
@@ -138,7 +131,7 @@ static void sparse_backward_bh(const SparseLists *L, const float *restrict Q,
 /* saved[0] the lists, saved[1] P, saved[2] the dS row; f[0] scale. */
 static void sparse_attention_backward(TapeEntry *e) {
     Tensor *q = e->in[0], *k = e->in[1], *v = e->in[2];
-    const SparseDims d = sparse_dims(q, k, v);
+    const HeadDims d = head_dims(q, k, v);
     const SparseLists *L = e->saved[0];
     const long nnz = L->off[d.T];
     for (long bh = 0; bh < d.BH; bh++) {
@@ -152,7 +145,7 @@ static void sparse_attention_backward(TapeEntry *e) {
 
 Tensor *ad_sparse_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, int block, int k_local, int c,
                             float scale) {
-    const SparseDims d = sparse_dims(q, k, v);
+    const HeadDims d = head_dims(q, k, v);
     AL_ASSERT(block >= 1 && k_local >= 0 && c >= 0 && c <= block);
     int needs_grad = tape_needs_grad(t, q, k, v);
     Tensor *o = tape_tensor(t, needs_grad, 4, (const int[]){ q->shape[0], q->shape[1], d.T, d.Dv });
@@ -167,11 +160,9 @@ Tensor *ad_sparse_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, int block,
                           P_all + (needs_grad ? bh * nnz : 0), o->data + vo, d.T, d.D, d.Dv, scale);
     }
     if (needs_grad) {
-        TapeEntry *e = tape_record(t, OP_SPARSE_ATTENTION, sparse_attention_backward, o, q, k, v);
-        e->saved[0] = L;
-        e->saved[1] = P_all;
-        e->saved[2] = tape_scratch(t, (size_t)(L->max_len + 1) * sizeof(float));
-        e->f[0] = scale;
+        float *dS = tape_scratch(t, (size_t)(L->max_len + 1) * sizeof(float));
+        ad_record(t, (TapeEntry){ .op = OP_SPARSE_ATTENTION, .backward = sparse_attention_backward, .out = o,
+                                  .in = { q, k, v }, .saved = { L, P_all, dS }, .f = { scale } });
     }
     return o;
 }

@@ -43,7 +43,7 @@ static const char *const cfg_act_names[] = {
 const char *const cfg_model_names[] = {
     [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm", NULL };
 static const char *const cfg_feature_names[] = {
-    [FEAT_ELU1] = "elu1", [FEAT_IDENTITY] = "identity", [FEAT_RELU] = "relu", NULL };
+    [FEATURE_ELU1] = "elu1", [FEATURE_IDENTITY] = "identity", [FEATURE_RELU] = "relu", NULL };
 const char *const cfg_family_names[] = {
     [DISTILL_HYPERPLANE] = "hyperplane", [DISTILL_CROSSPOLYTOPE] = "crosspolytope", NULL };
 static const char *const cfg_ft_params_names[] = {
@@ -180,7 +180,7 @@ const CfgKey cfg_keys[] = {
     { "model.attention.causal", CFG_BOOL, AT(model.attention.causal), .def = 0, TRANSFORMER_ONLY,
       .doc = "mask attention to later positions (sparse attention requires true)" },
     { "model.attention.feature", CFG_ENUM, AT(model.attention.feature), .names = cfg_feature_names,
-      .def = FEAT_ELU1, ATTN_ONLY(1u << ATTN_LINEAR),
+      .def = FEATURE_ELU1, ATTN_ONLY(1u << ATTN_LINEAR),
       .doc = "feature map phi of linear attention: elu1 = elu(x) + 1, identity, relu" },
     { "model.attention.eps", CFG_FLOAT, AT(model.attention.eps), GT(0), .def = 1e-6,
       ATTN_ONLY(1u << ATTN_LINEAR), .doc = "added to linear attention's denominator" },

@@ -6,6 +6,7 @@
 #include "attnlab/data/cot_ed.h"
 
 #include "cot_common.h"
+#include "param_check.h"
 
 #include <string.h>
 
@@ -24,12 +25,11 @@ int ed_num_range(const EdParams *p) {
 }
 
 int ed_check(const EdParams *p, AlError *err) {
-    if (p->length < 4 || p->length > ED_MAX_LENGTH)
-        return al_fail(err, 2, "ed: length %d must be in [4, %d] (the other string is drawn "
-                       "with length >= length-3 >= 1)", p->length, ED_MAX_LENGTH);
-    if (p->using < 1 || p->using > ED_MAX_USING)
-        return al_fail(err, 2, "ed: using %d must be in [1, %d] (examples use 3..using+2 of "
-                       "the 26 letters)", p->using, ED_MAX_USING);
+    if (param_in_range(err, "ed", "length", p->length, 4, ED_MAX_LENGTH,
+                       "the other string is drawn with length >= length-3 >= 1") ||
+        param_in_range(err, "ed", "using", p->using, 1, ED_MAX_USING,
+                       "examples use 3..using+2 of the 26 letters"))
+        return 2;
     if (p->direct != 0 && p->direct != 1)
         return al_fail(err, 2, "ed: direct %d must be 0 or 1", p->direct);
     if (p->uniform_costs != 0 && p->uniform_costs != 1)

@@ -3,13 +3,13 @@
 
 #include "attnlab/data/dataset.h"
 
+#include "param_check.h"
+
 int idx_check(const IdxParams *p, AlError *err) {
-    if (p->alphabet < 2 || p->alphabet > IDX_MAX_ALPHABET)
-        return al_fail(err, 2, "index_lookup: alphabet %d must be in [2, %d] (one symbol "
-                       "leaves nothing to look up)", p->alphabet, IDX_MAX_ALPHABET);
-    if (p->max_len < 1 || p->max_len > IDX_MAX_N)
-        return al_fail(err, 2, "index_lookup: max_len %d must be in [1, %d] (symbols before "
-                       "the index token)", p->max_len, IDX_MAX_N);
+    if (param_in_range(err, "index_lookup", "alphabet", p->alphabet, 2, IDX_MAX_ALPHABET,
+                       "one symbol leaves nothing to look up") ||
+        param_in_range(err, "index_lookup", "max_len", p->max_len, 1, IDX_MAX_N, "symbols before the index token"))
+        return 2;
     if (p->min_len < 1 || p->min_len > p->max_len)
         return al_fail(err, 2, "index_lookup: min_len %d must be in [1, max_len = %d]",
                        p->min_len, p->max_len);

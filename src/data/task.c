@@ -97,36 +97,40 @@ static int cot_generator(const CfgTask *t, TaskData *td, AlError *err) {
     }
 }
 
-static void dyck_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
-    (void)split;
-    dyck_sample(g->params, rng, ex);
-}
+/* Tasks whose sampler draws every split alike (the test set is kept apart by
+ * deduplication) and which are scored per position over their own classes: the
+ * adapter and the TaskGen from the task's check, sizes and sampler. */
+#define PLAIN_ADAPTER(NAME, TASK_NAME, PARAMS)                                                        \
+    static void NAME##_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {      \
+        (void)split;                                                                                 \
+        NAME##_sample(g->params, rng, ex);                                                           \
+    }                                                                                                \
+    static int NAME##_task_gen(TaskGen *g, const PARAMS *p, AlError *err) {                          \
+        if (NAME##_check(p, err)) return err->code;                                                  \
+        *g = (TaskGen){ .name = TASK_NAME, .vocab_size = NAME##_vocab_size(p),                       \
+                        .n_classes = NAME##_n_classes(p), .max_len = NAME##_max_len(p),              \
+                        .sample = NAME##_task_sample, .params = p };                                 \
+        return 0;                                                                                    \
+    }
+PLAIN_ADAPTER(dyck, "dyck", DyckParams)
+PLAIN_ADAPTER(ar, "assoc_recall", ArParams)
 
 static int dyck_generator(const CfgTask *t, TaskData *td, AlError *err) {
-    DyckParams *p = &td->params.dyck;
-    *p = (DyckParams){ t->seq_len, t->depth, t->types };
-    if (dyck_check(p, err)) return err->code;
+    td->params.dyck = (DyckParams){ t->seq_len, t->depth, t->types };
+    if (dyck_task_gen(&td->gen, &td->params.dyck, err)) return err->code;
     /* Groups: positives, negatives with a broken depth profile, and negatives whose
      * profile is valid (only bracket types wrong: these need real matching). */
-    td->gen = (TaskGen){ .name = "dyck", .vocab_size = dyck_vocab_size(p), .n_classes = dyck_n_classes(p),
-                         .max_len = dyck_max_len(p), .sample = dyck_task_sample, .params = p, .n_groups = 3,
-                         .group_names = { [DYCK_GROUP_POSITIVE] = "positive", [DYCK_GROUP_PROFILE] = "negative_profile",
-                                          [DYCK_GROUP_TYPE_ONLY] = "negative_type_only" } };
+    TaskGen *g = &td->gen;
+    g->n_groups = 3;
+    g->group_names[DYCK_GROUP_POSITIVE] = "positive";
+    g->group_names[DYCK_GROUP_PROFILE] = "negative_profile";
+    g->group_names[DYCK_GROUP_TYPE_ONLY] = "negative_type_only";
     return 0;
-}
-
-static void ar_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
-    (void)split;
-    ar_sample(g->params, rng, ex);
 }
 
 static int ar_generator(const CfgTask *t, TaskData *td, AlError *err) {
-    ArParams *p = &td->params.ar;
-    *p = (ArParams){ t->seq_len, t->keys };
-    if (ar_check(p, err)) return err->code;
-    td->gen = (TaskGen){ .name = "assoc_recall", .vocab_size = ar_vocab_size(p), .n_classes = ar_n_classes(p),
-                         .max_len = ar_max_len(p), .sample = ar_task_sample, .params = p };
-    return 0;
+    td->params.ar = (ArParams){ t->seq_len, t->keys };
+    return ar_task_gen(&td->gen, &td->params.ar, err);
 }
 
 /* The generator of a generated task (every type but match2 and file). */

@@ -374,18 +374,22 @@ static int bad_uint(AlError *err, const char *name, const char *what, int i, con
                    name, what, i, kind);
 }
 
-static const cJSON *need_field(const cJSON *o, const char *name, const char *key, AlError *err) {
+static cJSON_bool is_pair(const cJSON *const v) { return cJSON_IsArray(v) && cJSON_GetArraySize(v) == 2; }
+
+/* Tensor `name`'s field `key` when present and of the form `ok` accepts (`what`
+ * names it for the message); NULL with err otherwise. */
+static const cJSON *need_field(const cJSON *o, const char *name, const char *key,
+                               cJSON_bool (*ok)(const cJSON *const), const char *what, AlError *err) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v) al_fail(err, 1, "tensor '%.200s' has no \"%s\"", name, key);
-    return v;
+    else if (!ok(v)) al_fail(err, 1, "tensor '%.200s': \"%s\" is not %s", name, key, what);
+    return v && ok(v) ? v : NULL;
 }
 
 static int parse_dtype(StEntry *e, const cJSON *o, AlError *err) {
     const char *name = e->info.name;
-    const cJSON *v = need_field(o, name, "dtype", err);
+    const cJSON *v = need_field(o, name, "dtype", cJSON_IsString, "a string", err);
     if (!v) return 1;
-    if (!cJSON_IsString(v))
-        return al_fail(err, 1, "tensor '%.200s': \"dtype\" is not a string", name);
     if (dtype_from_name(v->valuestring, &e->info.dtype) != 0)
         return al_fail(err, 1, "tensor '%.200s' has unsupported dtype \"%.40s\" (known: F64 F32 "
                        "F16 BF16 F8_E4M3 F8_E5M2 I64 I32 I16 I8 U64 U32 U16 U8 BOOL)",
@@ -395,10 +399,8 @@ static int parse_dtype(StEntry *e, const cJSON *o, AlError *err) {
 
 static int parse_shape(StEntry *e, const cJSON *o, AlError *err) {
     const char *name = e->info.name;
-    const cJSON *v = need_field(o, name, "shape", err);
+    const cJSON *v = need_field(o, name, "shape", cJSON_IsArray, "an array", err);
     if (!v) return 1;
-    if (!cJSON_IsArray(v))
-        return al_fail(err, 1, "tensor '%.200s': \"shape\" is not an array", name);
     int ndim = cJSON_GetArraySize(v), i = 0;
     int64_t *shape = al_malloc((size_t)ndim * sizeof *shape);
     e->info.shape = shape;
@@ -414,11 +416,8 @@ static int parse_shape(StEntry *e, const cJSON *o, AlError *err) {
 
 static int parse_offsets(StEntry *e, const cJSON *o, uint64_t data_len, AlError *err) {
     const char *name = e->info.name;
-    const cJSON *v = need_field(o, name, "data_offsets", err);
+    const cJSON *v = need_field(o, name, "data_offsets", is_pair, "an array [begin, end]", err);
     if (!v) return 1;
-    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
-        return al_fail(err, 1, "tensor '%.200s': \"data_offsets\" is not an array [begin, end]",
-                       name);
     const cJSON *b = cJSON_GetArrayItem(v, 0), *x = cJSON_GetArrayItem(v, 1);
     if (json_uint(b, &e->begin) != 0) return bad_uint(err, name, "data_offsets", 0, b);
     if (json_uint(x, &e->end) != 0) return bad_uint(err, name, "data_offsets", 1, x);

@@ -1,10 +1,13 @@
 /* decode.c — see decode.h.
  *
- * Each step runs the same ops as training (grad off, on a (B, 1, d) slice) for the
- * parts that see one position — embedding, LayerNorm, projections, MLP, head — so
- * their numerics are training's.  Only the parts that mix positions are here:
- * attention over the cache (or the recurrent state) and the LSTM cell. */
+ * Each step runs training's own code (grad off, on a (B, 1, d) slice) for the parts
+ * that see one position: model_embed, transformer_blocks — norms, projections,
+ * residuals, MLP — and the head, so their numerics are training's.  Only the parts
+ * that mix positions are here: the blocks' attention over the cache (or the
+ * recurrent state), handed to transformer_blocks as its BlockMixer, and the LSTM
+ * cell. */
 #include "attnlab/nn/decode.h"
+#include "model_internal.h"
 #include "attnlab/util/error.h"
 
 #include "attnlab/util/gemm.h"
@@ -23,7 +26,6 @@ struct Decoder {
     float *state_s, *state_z;
     float *h_state, *c_state;
     float *logits;        /* (batch, n_classes) */
-    int *pos_ids;
 };
 
 static size_t layer_stride(const Decoder *d) { return (size_t)d->batch * d->H * d->m->max_len * d->dh; }
@@ -50,7 +52,6 @@ Decoder *decoder_create(Model *m, int batch) {
         d->v_cache = al_calloc((size_t)L * layer_stride(d), sizeof(float));
     }
     d->logits = al_calloc((size_t)batch * m->n_classes, sizeof(float));
-    d->pos_ids = al_calloc((size_t)batch, sizeof(int));
     return d;
 }
 
@@ -61,7 +62,7 @@ void decoder_free(Decoder *d) {
     free(d->k_cache); free(d->v_cache);
     free(d->state_s); free(d->state_z);
     free(d->h_state); free(d->c_state);
-    free(d->logits); free(d->pos_ids);
+    free(d->logits);
     free(d);
 }
 
@@ -144,17 +145,16 @@ static void unit_norm(float *x, int n) {
     for (int i = 0; i < n; i++) x[i] *= inv;
 }
 
-static const AdFeature FEATURES[] = { [FEAT_ELU1] = FEATURE_ELU1, [FEAT_IDENTITY] = FEATURE_IDENTITY,
-                                      [FEAT_RELU] = FEATURE_RELU };
-
-/* q, k, v are (B, 1, d) for layer l; writes y (B, 1, d). */
-static void attention_step(Decoder *d, int l, const Tensor *q, const Tensor *k, const Tensor *v, Tensor *y) {
-    const Model *m = d->m;
+/* The decoder's BlockMixer: q, k, v (B, 1, d) of layer l → y (B, 1, d), the new
+ * position attending over the cache (extended by its k, v) or the state. */
+static Tensor *attention_step(void *ctx, const Model *m, Tape *t, int l, Tensor *q, Tensor *k, Tensor *v) {
+    Decoder *d = ctx;
     const CfgAttention *a = &m->cfg.attention;
     int H = d->H, dh = d->dh, s = d->pos, dm = m->cfg.d_model;
     float scale = a->score == SCORE_UNIT_NORM ? a->beta : 1.0f / sqrtf((float)dh);
-    float *scores = tape_scratch(&d->tape, (size_t)(s + 1) * sizeof(float));
-    float *scratch_q = tape_scratch(&d->tape, (size_t)dh * sizeof(float));
+    Tensor *y = tape_tensor(t, 0, 3, q->shape);
+    float *scores = tape_scratch(t, (size_t)(s + 1) * sizeof(float));
+    float *scratch_q = tape_scratch(t, (size_t)dh * sizeof(float));
     for (int b = 0; b < d->B; b++) {
         for (int h = 0; h < H; h++) {
             size_t row = (size_t)b * dm + (size_t)h * dh;
@@ -162,7 +162,7 @@ static void attention_step(Decoder *d, int l, const Tensor *q, const Tensor *k, 
             if (a->type == ATTN_LINEAR) {
                 size_t bh = ((size_t)l * d->batch + b) * H + h;
                 attend_state(q->data + row, k->data + row, v->data + row, d->state_s + bh * dh * dh,
-                             d->state_z + bh * dh, dh, FEATURES[a->feature], a->eps, out);
+                             d->state_z + bh * dh, dh, a->feature, a->eps, out);
                 continue;
             }
             size_t base = (size_t)l * layer_stride(d) + (((size_t)b * H + h) * m->max_len) * dh;
@@ -177,28 +177,10 @@ static void attention_step(Decoder *d, int l, const Tensor *q, const Tensor *k, 
             attend_cache(qn, K, V, s, dh, scale, m, scores, out);
         }
     }
+    return y;
 }
 
 /* ---- one step through the network ------------------------------------------------------ */
-
-static Tensor *transformer_step(Decoder *d, Tensor *x) {
-    Model *m = d->m;
-    Tape *t = &d->tape;
-    int B = d->B, dm = m->cfg.d_model;
-    AdGelu kind = m->cfg.activation == ACT_GELU_ERF ? GELU_ERF : GELU_TANH;
-    for (int l = 0; l < m->cfg.n_layers; l++) {
-        const Block *b = &m->blocks[l];
-        Tensor *h = ad_layernorm(t, x, b->ln1.g, b->ln1.b, m->cfg.ln_eps);
-        Tensor *q = ad_linear(t, h, b->q.w, b->q.b), *k = ad_linear(t, h, b->k.w, b->k.b),
-               *v = ad_linear(t, h, b->v.w, b->v.b);
-        Tensor *y = tape_tensor(t, 0, 3, (int[]){B, 1, dm});
-        attention_step(d, l, q, k, v, y);
-        x = ad_linear_residual(t, y, b->o.w, b->o.b, x);   /* as transformer_forward without dropout */
-        h = ad_layernorm(t, x, b->ln2.g, b->ln2.b, m->cfg.ln_eps);
-        x = ad_mlp(t, h, b->fc1.w, b->fc1.b, b->fc2.w, b->fc2.b, x, kind);
-    }
-    return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
-}
 
 static float sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
 
@@ -232,15 +214,9 @@ const float *decoder_step(Decoder *d, const int *tokens) {
     Tape *t = &d->tape;
     AL_ASSERT(d->pos < m->max_len);
     tape_reset(t);
-    int shape[2] = {d->B, 1};
-    Tensor *x = ad_embedding(t, m->tok_emb, tokens, 2, shape);
-    if (m->pos_emb) {
-        for (int b = 0; b < d->B; b++) d->pos_ids[b] = d->pos;
-        x = ad_add(t, x, ad_embedding(t, m->pos_emb, d->pos_ids, 2, shape));
-    }
-    if (m->cfg.type == MODEL_TRANSFORMER && m->cfg.embed_layernorm)
-        x = ad_layernorm(t, x, m->ln_emb.g, m->ln_emb.b, m->cfg.ln_eps);
-    x = m->cfg.type == MODEL_LSTM ? lstm_step(d, x) : transformer_step(d, x);
+    Tensor *x = model_embed(m, t, tokens, d->B, 1, d->pos);
+    if (m->cfg.type == MODEL_LSTM) x = lstm_step(d, x);
+    else x = transformer_blocks(m, t, x, &(BlockMixer){ attention_step, d });   /* training's blocks */
     Tensor *logits = ad_linear(t, x, m->head.w, m->head.b);
     memcpy(d->logits, logits->data, (size_t)d->B * m->n_classes * sizeof(float));
     d->pos++;

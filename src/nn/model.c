@@ -154,12 +154,12 @@ void model_init_params(Model *m, uint64_t seed) {
 
 /* ---- forward ----------------------------------------------------------------------- */
 
-static Tensor *embed(Model *m, Tape *t, const int *tokens, int B, int T) {
+Tensor *model_embed(Model *m, Tape *t, const int *tokens, int B, int T, int pos0) {
     int ids_shape[2] = {B, T};
     Tensor *x = ad_embedding(t, m->tok_emb, tokens, 2, ids_shape);
     if (m->pos_emb) {
         int *pos = tape_scratch(t, (size_t)B * T * sizeof(int));
-        for (int i = 0; i < B * T; i++) pos[i] = i % T;
+        for (int i = 0; i < B * T; i++) pos[i] = pos0 + i % T;
         x = ad_add(t, x, ad_embedding(t, m->pos_emb, pos, 2, ids_shape));
     }
     if (m->cfg.type == MODEL_TRANSFORMER && m->cfg.embed_layernorm)
@@ -169,7 +169,7 @@ static Tensor *embed(Model *m, Tape *t, const int *tokens, int B, int T) {
 
 Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T) {
     AL_ASSERT(T >= 1 && T <= m->max_len);
-    Tensor *x = embed(m, t, tokens, B, T);
+    Tensor *x = model_embed(m, t, tokens, B, T, 0);
     x = m->cfg.type == MODEL_LSTM ? lstm_forward(m, t, x) : transformer_forward(m, t, x, T);
     return ad_linear(t, x, m->head.w, m->head.b);
 }

@@ -74,12 +74,11 @@ static Tensor *unit_norm_heads(Tape *t, Tensor *x, int H) {
     return ad_reshape(t, ad_l2norm(t, rows, 1e-12f), 3, x->shape);
 }
 
-static const AdFeature FEATURES[] = { [FEAT_ELU1] = FEATURE_ELU1, [FEAT_IDENTITY] = FEATURE_IDENTITY,
-                                      [FEAT_RELU] = FEATURE_RELU };
-
-/* q, k, v (B, T, d) → (B, T, d) by the configured mechanism.  Softmax and sparse
- * scores are q·k/√(d/H) ("dot") or β·q̂·k̂ on per-head unit-norm rows ("unit_norm"). */
-static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Tensor *v) {
+/* Training's BlockMix: q, k, v (B, T, d) → (B, T, d) over all T positions by the
+ * configured mechanism, recorded on the tape.  Softmax and sparse scores are
+ * q·k/√(d/H) ("dot") or β·q̂·k̂ on per-head unit-norm rows ("unit_norm"). */
+static Tensor *mix_positions(void *ctx, const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Tensor *v) {
+    (void)ctx;
     const CfgAttention *a = &m->cfg.attention;
     int H = m->cfg.n_heads;
     /* ANNA in place of the trained attention (distillation): q and k are
@@ -90,7 +89,7 @@ static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Ten
     }
     if (a->type == ATTN_LINEAR) {
         split3(t, H, &q, &k, &v);
-        return from_heads(t, ad_linear_attention(t, q, k, v, FEATURES[a->feature], a->causal, a->eps));
+        return from_heads(t, ad_linear_attention(t, q, k, v, a->feature, a->causal, a->eps));
     }
     float scale = 1.0f / sqrtf((float)(m->cfg.d_model / H));
     if (a->score == SCORE_UNIT_NORM) {
@@ -108,36 +107,43 @@ static Tensor *mix(const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Ten
 
 /* A block's sublayer: h (B, T, d) → (B, T, d), plus res (NULL or (B, T, d)) added
  * inside its last GEMM. */
-typedef Tensor *(*Sublayer)(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res);
+typedef Tensor *(*Sublayer)(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *h, Tensor *res);
 
-static Tensor *attention(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res) {
+static Tensor *attention(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *h, Tensor *res) {
     const Block *b = &m->blocks[layer];
     Tensor *q = linear(t, h, &b->q), *k = linear(t, h, &b->k), *v = linear(t, h, &b->v);
-    return ad_linear_residual(t, mix(m, t, layer, q, k, v), b->o.w, b->o.b, res);
+    return ad_linear_residual(t, mix->fn(mix->ctx, m, t, layer, q, k, v), b->o.w, b->o.b, res);
 }
 
-static Tensor *mlp(const Model *m, Tape *t, int layer, Tensor *h, Tensor *res) {
+static Tensor *mlp(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *h, Tensor *res) {
+    (void)mix;
     const Block *b = &m->blocks[layer];
     AdGelu kind = m->cfg.activation == ACT_GELU_ERF ? GELU_ERF : GELU_TANH;
     return ad_mlp(t, h, b->fc1.w, b->fc1.b, b->fc2.w, b->fc2.b, res, kind);
 }
 
 /* x + dropout(f(norm(x))).  Without dropout (ad_dropout would return its input) the
- * add happens inside f's last GEMM; with it, dropout sits between f and the add. */
-static Tensor *residual(const Model *m, Tape *t, int layer, Tensor *x, const Norm *n, Sublayer f) {
+ * add happens inside f's last GEMM; with it, dropout sits between f and the add.
+ * A decoder's tape is never training, so decoding always takes the fused path. */
+static Tensor *residual(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *x, const Norm *n,
+                        Sublayer f) {
     float p = m->cfg.dropout;
     Tensor *h = norm(m, t, x, n);
-    if (!t->training || p == 0.0f) return f(m, t, layer, h, x);
-    return ad_add(t, x, ad_dropout(t, f(m, t, layer, h, NULL), p));
+    if (!t->training || p == 0.0f) return f(m, t, mix, layer, h, x);
+    return ad_add(t, x, ad_dropout(t, f(m, t, mix, layer, h, NULL), p));
+}
+
+Tensor *transformer_blocks(Model *m, Tape *t, Tensor *x, const BlockMixer *mix) {
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        x = residual(m, t, mix, l, x, &m->blocks[l].ln1, attention);
+        x = residual(m, t, mix, l, x, &m->blocks[l].ln2, mlp);
+    }
+    return norm(m, t, x, &m->ln_f);
 }
 
 Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T) {
     AL_ASSERT(x->ndim == 3 && x->shape[1] == T);
-    for (int l = 0; l < m->cfg.n_layers; l++) {
-        x = residual(m, t, l, x, &m->blocks[l].ln1, attention);
-        x = residual(m, t, l, x, &m->blocks[l].ln2, mlp);
-    }
-    return norm(m, t, x, &m->ln_f);
+    return transformer_blocks(m, t, x, &(BlockMixer){ mix_positions, NULL });
 }
 
 /* Forward multiply-adds (×2) of the products per sequence; see model_flops_per_seq. */

@@ -70,26 +70,37 @@ static void position_text(const Progress *p, long step, char *buf, size_t n) {
     snprintf(buf, n, "%ld/%ld (%ld%%) | %s steps/s | ETA %s", step, p->last.total, pct, rate, eta);
 }
 
-static void draw_live(Progress *p, const ProgressInfo *in) {
-    double now = progress_now();
-    if (now - p->last_draw < 0.2 && in->step != in->total) return;
-    p->last_draw = now;
+/* "step S/T (P%) | … | loss L | test acc A | lr R": the one status line, redrawn in
+ * place on a terminal (draw_live) or printed as a line of a log (print_status). */
+static void status_text(const Progress *p, const ProgressInfo *in, char *buf, size_t n) {
     char pos[128], acc[32] = "-";
     position_text(p, in->step, pos, sizeof pos);
     if (in->test_acc >= 0) snprintf(acc, sizeof acc, "%.2f%%", 100 * in->test_acc);
-    printf("\r\033[K step %s | loss %.4f | test acc %s | lr %.2e", pos, in->train_loss, acc, (double)in->lr);
+    snprintf(buf, n, "step %s | loss %.4f | test acc %s | lr %.2e", pos, in->train_loss, acc, (double)in->lr);
+}
+
+/* 1 (and *last = now) when at least `interval` seconds passed since *last. */
+static int due(double *last, double interval) {
+    double now = progress_now();
+    if (now - *last < interval) return 0;
+    *last = now;
+    return 1;
+}
+
+static void draw_live(Progress *p, const ProgressInfo *in) {
+    if (!due(&p->last_draw, in->step == in->total ? 0.0 : 0.2)) return;
+    char line[320];
+    status_text(p, in, line, sizeof line);
+    printf("\r\033[K %s", line);
     fflush(stdout);
     p->line_open = 1;
 }
 
 static void print_status(Progress *p, const ProgressInfo *in) {
-    double now = progress_now();
-    if (now - p->last_status < p->interval_s) return;
-    p->last_status = now;
-    char pos[128], acc[32] = "-";
-    position_text(p, in->step, pos, sizeof pos);
-    if (in->test_acc >= 0) snprintf(acc, sizeof acc, "%.2f%%", 100 * in->test_acc);
-    printf("step %s | loss %.4f | test acc %s | lr %.2e\n", pos, in->train_loss, acc, (double)in->lr);
+    if (!due(&p->last_status, p->interval_s)) return;
+    char line[320];
+    status_text(p, in, line, sizeof line);
+    printf("%s\n", line);
     fflush(stdout);
 }
 

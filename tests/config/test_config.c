@@ -87,7 +87,7 @@ static void test_defaults(void) {
     CHECK(m->dropout == 0.0f && m->ln_eps == 1e-5f && m->init == INIT_TORCH && m->init_std == 0.02f, "model floats");
     CHECK(m->type == MODEL_TRANSFORMER && m->attention.type == ATTN_SOFTMAX && m->attention.score == SCORE_DOT &&
           m->attention.beta == 1.0f && !m->attention.causal, "attention defaults");
-    CHECK(m->attention.feature == FEAT_ELU1 && m->attention.eps == 1e-6f && m->attention.block == 0 &&
+    CHECK(m->attention.feature == FEATURE_ELU1 && m->attention.eps == 1e-6f && m->attention.block == 0 &&
           m->attention.local_blocks == 1 && m->attention.summary == 1, "efficient-attention defaults");
     const CfgTrain *t = &c.train;
     CHECK(!strcmp(t->optimizer, "adam") && t->lr == 1e-3f && t->beta1 == 0.9f && t->beta2 == 0.999f &&
@@ -395,7 +395,7 @@ static void test_consistency_errors(void) {
     Config l = parse_ok("{\"model\": {\"type\": \"lstm\", \"d_model\": 60}}");
     CHECK(l.model.type == MODEL_LSTM && l.model.d_model == 60, "lstm ignores the head-divisibility rule");
     Config s = parse_ok("{\"model\": {\"attention\": {\"type\": \"linear\", \"feature\": \"identity\"}}}");
-    CHECK(s.model.attention.type == ATTN_LINEAR && s.model.attention.feature == FEAT_IDENTITY, "linear attention keys");
+    CHECK(s.model.attention.type == ATTN_LINEAR && s.model.attention.feature == FEATURE_IDENTITY, "linear attention keys");
     /* Key order does not matter: n_heads may come before d_model. */
     Config c = parse_ok("{\"model\": {\"n_heads\": 8, \"d_model\": 64}, "
                         "\"train\": {\"steps\": 10, \"warmup_steps\": 10, \"schedule\": \"warmup_linear\"}}");

@@ -6,7 +6,7 @@
  * Where each op lives:
  *   ops_linalg.c     matmul, linear
  *   ops_mlp.c        the fused MLP (linear → GeLU → linear)
- *   ops_pointwise.c  add, sub, mul, scale, sum, mean, gelu, elu, relu, dropout
+ *   ops_pointwise.c  add, sub, mul, scale, sum, mean, gelu, elu, relu, silu, dropout
  *   ops_gather.c     embedding, reshape, split_heads, merge_heads
  *   ops_norm.c       layernorm, l2norm
  *   ops_softmax.c    softmax, cross_entropy
@@ -56,6 +56,9 @@ Tensor *ad_gelu(Tape *t, Tensor *x, AdGelu kind);
 Tensor *ad_mlp(Tape *t, Tensor *x, Tensor *w1, Tensor *b1, Tensor *w2, Tensor *b2, Tensor *res, AdGelu kind);
 Tensor *ad_elu(Tape *t, Tensor *x);    /* alpha = 1 */
 Tensor *ad_relu(Tape *t, Tensor *x);
+/* SiLU (swish): y = x·σ(x), σ(x) = 1/(1 + e^−x).  x any shape → y like x;
+ * dx = dy·σ(x)·(1 + x·(1 − σ(x))).  Recorded as OP_SILU. */
+Tensor *ad_silu(Tape *t, Tensor *x);
 /* Inverted dropout: zero with probability p, scale kept entries by 1/(1−p).  Only
  * when t->training and p > 0; otherwise returns x itself.  Mask from t->rng. */
 Tensor *ad_dropout(Tape *t, Tensor *x, float p);
@@ -109,6 +112,8 @@ size_t ad_attention_saved_bytes(int Tq, int Tk, int with_mask);
  *   out_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + eps),  S_i = Σ_j φ(k_j) v_jᵀ,  z_i = Σ_j φ(k_j)
  * over j ≤ i (causal: prefix sums, O(T·D·Dv) forward AND backward) or all j.
  * q, k (B, H, T, D), v (B, H, T, Dv) → (B, H, T, Dv). */
+/* φ: elu(x) + 1, x, or max(x, 0).  The one definition of these values: the run
+ * config's model.attention.feature (CfgFeature) is this type. */
 typedef enum AdFeature { FEATURE_ELU1, FEATURE_IDENTITY, FEATURE_RELU } AdFeature;
 Tensor *ad_linear_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, AdFeature phi, int causal, float eps);
 

@@ -7,10 +7,12 @@
 #ifndef ATTNLAB_NN_MODEL_CONFIG_H
 #define ATTNLAB_NN_MODEL_CONFIG_H
 
+#include "attnlab/autodiff/ops.h"   /* AdFeature */
+
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 typedef enum { MODEL_TRANSFORMER, MODEL_LSTM } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
-typedef enum { FEAT_ELU1, FEAT_IDENTITY, FEAT_RELU } CfgFeature;  /* linear attention's φ */
+typedef AdFeature CfgFeature;   /* linear attention's φ: FEATURE_ELU1 | FEATURE_IDENTITY | FEATURE_RELU (autodiff/ops.h) */
 typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
 typedef enum { ACT_GELU_TANH, ACT_GELU_ERF } CfgActivation;
 typedef enum { INIT_TORCH, INIT_NORMAL } CfgInit;            /* see src/nn/transformer.c */
