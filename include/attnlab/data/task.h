@@ -15,6 +15,7 @@
 #include "attnlab/data/khop.h"
 #include "attnlab/data/taskgen.h"
 #include "attnlab/train/config.h"
+#include "attnlab/util/fsutil.h"
 
 /* k-hop's parameters plus the hop count of test examples (−1: like training). */
 typedef struct KhopTask { KhopParams p; int test_hops; } KhopTask;
@@ -36,7 +37,7 @@ typedef struct TaskData {
     int seq_len;                  /* the longest row of any split (the model's max_len) */
     int n_distinct_train;         /* distinct training sequences */
     char summary[512];            /* one line for the log, e.g. sizes and generator stats */
-    char source[CFG_PATH_MAX];    /* task_build_from's config file, for later messages */
+    char source[AL_PATH_MAX];     /* task_build_from's config file, for later messages */
 } TaskData;
 
 /* Generates the datasets of c->task from c->seed (train and test from separate
