@@ -183,7 +183,7 @@ int distill_cell_error(const Config *cfg, Model *m, Tape *t, const Dataset *test
 
 static int write_csv(const char *dir, const Grid *g, const Cell *cells, int runs, AlError *err) {
     size_t cap = 256 + (size_t)g->cells * (64 + 24 * g->n), len = 0;
-    char *text = al_malloc(cap), path[1024];
+    char *text = al_malloc(cap), path[AL_PATH_MAX];
     for (int i = 0; i < g->n; i++)
         len += (size_t)snprintf(text + len, cap - len, "layer%d_tables,layer%d_funcs,", g->layer[i], g->layer[i]);
     len += (size_t)snprintf(text + len, cap - len, "valid_mean_error,valid_std_error,test_mean_error,test_std_error,runs\n");
@@ -195,8 +195,8 @@ static int write_csv(const char *dir, const Grid *g, const Cell *cells, int runs
         len += (size_t)snprintf(text + len, cap - len, "%.6f,%.6f,%.6f,%.6f,%d\n", cells[c].v_mean, cells[c].v_std,
                                 cells[c].mean, cells[c].std, runs);
     }
-    snprintf(path, sizeof path, "%s/anna_grid.csv", dir);
-    int rc = write_text_atomic(path, text, err);
+    int rc = al_path_fmt(path, sizeof path, err, "%s/anna_grid.csv", dir) ? err->code
+                                                                        : write_text_atomic(path, text, err);
     free(text);
     return rc;
 }
@@ -221,7 +221,7 @@ static int figures_one_layer(const char *dir, const Grid *g, const Cell *cells, 
     double *x = al_malloc(sizeof(double) * nT), *y = al_malloc(sizeof(double) * nT * nZ),
            *e = al_malloc(sizeof(double) * nT * nZ), *heat = al_malloc(sizeof(double) * nT * nZ);
     SvgSeries *series = al_calloc((size_t)nZ, sizeof *series);
-    char (*names)[32] = al_calloc((size_t)nZ, sizeof *names), title[256], path[1024];
+    char (*names)[32] = al_calloc((size_t)nZ, sizeof *names), title[256], path[AL_PATH_MAX];
     for (int a = 0; a < nT; a++) x[a] = g->tables[0][a];
     for (int z = 0; z < nZ; z++) {
         for (int a = 0; a < nT; a++) {
@@ -235,14 +235,13 @@ static int figures_one_layer(const char *dir, const Grid *g, const Cell *cells, 
     }
     snprintf(title, sizeof title, "ANNA test error vs hash tables (%s)", what);
     SvgLineChart chart = { title, "hash tables l", "test token error (mean ± std over runs)", series, nZ, 0, 0, 1, 0, 1 };
-    snprintf(path, sizeof path, "%s/anna_error_vs_tables.svg", dir);
-    rc = svg_line_chart(path, &chart, err);
+    rc = al_path_fmt(path, sizeof path, err, "%s/anna_error_vs_tables.svg", dir) ? err->code
+                                                                              : svg_line_chart(path, &chart, err);
     if (!rc) {
         char **xl = int_labels(g->funcs[0], nZ), **yl = int_labels(g->tables[0], nT);
         SvgHeatmap h = { title, "hash functions per table z", "hash tables l", nT, nZ, (const char *const *)xl,
                          (const char *const *)yl, heat, 1, "%.3f", 1, 0, 1, "test token error" };
-        snprintf(path, sizeof path, "%s/anna_heatmap.svg", dir);
-        rc = svg_heatmap(path, &h, err);
+        rc = al_path_fmt(path, sizeof path, err, "%s/anna_heatmap.svg", dir) ? err->code : svg_heatmap(path, &h, err);
         free_labels(xl, nZ);
         free_labels(yl, nT);
     }
@@ -264,14 +263,14 @@ static int figures_two_layers(const char *dir, const Grid *g, const Cell *cells,
         if (cells[c].v_mean < best_v[k]) best_v[k] = cells[c].v_mean, best[k] = cells[c].mean;
     }
     free(best_v);
-    char **xl = int_labels(g->tables[1], n2), **yl = int_labels(g->tables[0], n1), title[256], xt[64], yt[64], path[1024];
+    char **xl = int_labels(g->tables[1], n2), **yl = int_labels(g->tables[0], n1), title[256], xt[64], yt[64], path[AL_PATH_MAX];
     snprintf(title, sizeof title, "ANNA test error, z chosen on validation (%s)", what);
     snprintf(xt, sizeof xt, "layer %d hash tables", g->layer[1]);
     snprintf(yt, sizeof yt, "layer %d hash tables", g->layer[0]);
     SvgHeatmap h = { title, xt, yt, n1, n2, (const char *const *)xl, (const char *const *)yl, best, 0, "%.3f",
                      1, 0, 1, "test token error" };
-    snprintf(path, sizeof path, "%s/anna_layers_heatmap.svg", dir);
-    int rc = svg_heatmap(path, &h, err);
+    int rc = al_path_fmt(path, sizeof path, err, "%s/anna_layers_heatmap.svg", dir) ? err->code
+                                                                                 : svg_heatmap(path, &h, err);
     free_labels(xl, n2);
     free_labels(yl, n1);
     free(best);
@@ -314,9 +313,9 @@ static int write_summary(const char *dir, const char *model_path, const Config *
              cfg->distill.last_dim, cfg->distill.runs, g->cells, valid_n, test_n,
              cfg->distill.score_all ? "all" : "task", cells[best].v_mean, cells[best].v_std, cells[best].mean,
              cells[best].std, cell, seconds, extra ? ",\n  " : "", extra ? extra : "");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/anna_summary.json", dir);
-    int rc = write_text_atomic(path, text, err);
+    char path[AL_PATH_MAX];
+    int rc = al_path_fmt(path, sizeof path, err, "%s/anna_summary.json", dir) ? err->code
+                                                                           : write_text_atomic(path, text, err);
     free(text);
     cJSON_free(model);
     return rc;
@@ -542,9 +541,13 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
 
 int distill_main(const char *run_dir, const char *out_dir, const char *const *overrides, int n_overrides, int quiet,
                  AlError *err) {
-    char path[1024], model_path[1024];
+    char path[AL_PATH_MAX], model_path[AL_PATH_MAX];
     Config cfg;
-    snprintf(path, sizeof path, "%s/config.json", run_dir);
+    /* Both folders fit with the files joined to them, or nothing starts. */
+    if (al_path_check(run_dir, AL_FOLDER_ROOM, "distill: the run folder", err) ||
+        (out_dir && al_path_check(out_dir, AL_FOLDER_ROOM, "distill: --out", err)))
+        return err->code;
+    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/config.json", run_dir));
     if (cfg_load(&cfg, path, overrides, n_overrides, err)) return err->code;
     if (check_model(&cfg.model, path, err)) return err->code;   /* before any data is drawn */
     TaskData td;
@@ -562,7 +565,7 @@ int distill_main(const char *run_dir, const char *out_dir, const char *const *ov
         return err->code;
     }
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
-    snprintf(model_path, sizeof model_path, "%s/model.safetensors", run_dir);
+    AL_ASSERT(!al_path_fmt(model_path, sizeof model_path, NULL, "%s/model.safetensors", run_dir));
     int rc = checkpoint_load_model(model_path, m, err);
     if (!rc) rc = distill_run(&cfg, m, &td, separate ? out_dir : run_dir, model_path, quiet, err);
     model_free(m);

@@ -3,6 +3,7 @@
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/train/progress.h"
 #include "attnlab/train/step.h"
+#include "attnlab/util/fsutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -128,7 +129,7 @@ int finetune_cell(const Config *cfg, Model *m, const TaskData *td, const AnnaCel
 static int write_csv(const char *dir, const Config *cfg, const FinetuneResult *res, int n, AlError *err) {
     const CfgDistill *d = &cfg->distill;
     size_t cap = 512 + (size_t)n * (320 + 24 * DISTILL_MAX_LAYERS), len = 0;
-    char *text = al_malloc(cap), path[1024];
+    char *text = al_malloc(cap), path[AL_PATH_MAX];
     for (int i = 0; i < res[0].cell.n; i++)
         len += (size_t)snprintf(text + len, cap - len, "layer%d_tables,layer%d_funcs,", res[0].cell.layer[i],
                                 res[0].cell.layer[i]);
@@ -147,8 +148,8 @@ static int write_csv(const char *dir, const Config *cfg, const FinetuneResult *r
                                 r->draw_before, r->draw_after, r->mean_before, r->std_before, r->mean_after,
                                 r->std_after, r->loss_first, r->loss_last);
     }
-    snprintf(path, sizeof path, "%s/anna_finetune.csv", dir);
-    int rc = write_text_atomic(path, text, err);
+    int rc = al_path_fmt(path, sizeof path, err, "%s/anna_finetune.csv", dir) ? err->code
+                                                                           : write_text_atomic(path, text, err);
     free(text);
     return rc;
 }

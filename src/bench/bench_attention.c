@@ -412,7 +412,7 @@ static void fit_all(const Row *rows, int count, int first, double *slope) {
 }
 
 static int write_csv(const char *dir, const Row *rows, int count, AlError *err) {
-    char text[MAX_POINTS * 512 + 1024], path[1024];
+    char text[MAX_POINTS * 512 + 1024], path[AL_PATH_MAX];
     size_t len = (size_t)snprintf(text, sizeof text, "n");
     for (int m = 0; m < N_MECH; m++) len += (size_t)snprintf(text + len, sizeof text - len, ",%s_ms", MECHS[m].name);
     len += (size_t)snprintf(text + len, sizeof text - len,
@@ -431,7 +431,7 @@ static int write_csv(const char *dir, const Row *rows, int count, AlError *err) 
         for (int m = 0; m < N_MECH; m++) len += (size_t)snprintf(text + len, sizeof text - len, ",%d", r->rounds[m]);
         len += (size_t)snprintf(text + len, sizeof text - len, ",%.2f\n", r->load);
     }
-    snprintf(path, sizeof path, "%s/speed.csv", dir);
+    if (al_path_fmt(path, sizeof path, err, "%s/speed.csv", dir)) return err->code;
     return write_text_atomic(path, text, err);
 }
 
@@ -447,8 +447,8 @@ static int write_svg(const char *dir, const Row *rows, int count, AlError *err) 
     }
     SvgLineChart c = { "One causal attention layer, forward (d = 64, one head)", "sequence length N",
                        "ms per forward", series, N_MECH, 2, 10, 0, 0, 0 };
-    char path[1024];
-    snprintf(path, sizeof path, "%s/speed.svg", dir);
+    char path[AL_PATH_MAX];
+    if (al_path_fmt(path, sizeof path, err, "%s/speed.svg", dir)) return err->code;
     return svg_line_chart(path, &c, err);
 }
 
@@ -460,7 +460,7 @@ static size_t json_num(char *text, size_t len, size_t cap, double x) {
 
 static int write_summary(const char *dir, const Row *rows, int count, int first, const double *slope,
                          double load_end, AlError *err) {
-    char text[4096], path[1024];
+    char text[4096], path[AL_PATH_MAX];
     size_t len = (size_t)snprintf(
         text, sizeof text,
         "{\n  \"d\": %d, \"heads\": 1, \"causal\": true, \"beta\": %g, \"softmax_block\": %d,\n"
@@ -481,7 +481,7 @@ static int write_summary(const char *dir, const Row *rows, int count, int first,
         len = json_num(text, len, sizeof text, slope[m]);
     }
     snprintf(text + len, sizeof text - len, "}\n}\n");
-    snprintf(path, sizeof path, "%s/summary.json", dir);
+    if (al_path_fmt(path, sizeof path, err, "%s/summary.json", dir)) return err->code;
     return write_text_atomic(path, text, err);
 }
 
@@ -518,6 +518,7 @@ static int is_valid_max_n(int n) {
 int bench_attention_run(const BenchAttentionOptions *opt, AlError *err) {
     const int max_n = opt->max_n ? opt->max_n : DEFAULT_MAX_N;
     const char *dir = opt->out_dir ? opt->out_dir : "results/attention_speed";
+    if (al_path_check(dir, AL_FOLDER_ROOM, "bench attention: --out", err)) return err->code;
     if (!is_valid_max_n(max_n))
         return al_fail(err, 2, "bench attention: --max-n must be a power of two in %d..%d (got %d)", MIN_N,
                        LIMIT_MAX_N, max_n);

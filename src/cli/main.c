@@ -22,6 +22,7 @@
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
 #include "attnlab/config/config.h"
+#include "attnlab/util/fsutil.h"
 #include "attnlab/util/version.h"
 
 #include <stdio.h>
@@ -131,6 +132,9 @@ static int cmd_curve(int argc, char **argv) {
     }
     if (!n) return usage_error("%s", "curve needs a run folder (e.g. results/match2)");
     AlError err = {0};
+    for (int i = 0; i < n; i++)
+        if (al_path_check(dirs[i], AL_FOLDER_ROOM, "curve: a run folder", &err)) return report(err.code, &err);
+    if (out && al_path_check(out, AL_FOLDER_ROOM, "curve: --out", &err)) return report(err.code, &err);
     if (x && !out) return usage_error("curve: --x %s needs --out FILE.svg (the figure to write)", x);
     if (x) return report(sweep_grid_curve(dirs, n, x, metric, out, &err), &err);
     if (n == 1 && !metric && !out) return report(report_curve(dirs[0], &err), &err);
@@ -171,6 +175,10 @@ static int cmd_train(int argc, char **argv, int first, int write_data) {
     }
     if (!opt.config_path) return usage_error("%s", "no config file given");
     AlError err = {0};
+    /* Paths too long fail here, before the config is read or anything is written. */
+    if (al_path_check(opt.config_path, 0, "the config file", &err) ||
+        (opt.out_dir && al_path_check(opt.out_dir, AL_FOLDER_ROOM, "--out", &err)))
+        return report(err.code, &err);
     return report(write_data ? train_write_data(&opt, &err) : cli_train_run(&opt, &err), &err);
 }
 

@@ -217,8 +217,9 @@ int cfg_unknown(const char *path, const char *src, AlError *err) {
         size_t n = dot ? (size_t)(dot - p) : strlen(p);
         snprintf(comp, sizeof comp, "%.*s", (int)n, p);
         char probe[CFG_KEY_MAX];
-        snprintf(probe, sizeof probe, "%s%s%s", parent, *parent ? "." : "", comp);
-        int i = cfg_find(probe);
+        /* A probe longer than any key is no key (never a cut-short match). */
+        int len = snprintf(probe, sizeof probe, "%s%s%s", parent, *parent ? "." : "", comp);
+        int i = len < (int)sizeof probe ? cfg_find(probe) : -1;
         if (i >= 0 && dot && cfg_keys[i].type != CFG_OBJECT)
             return al_fail(err, 2, "%s: unknown key '%s' ('%s' has no sub-keys)", src, path, probe);
         if (i < 0 || !dot) break;

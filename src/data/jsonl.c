@@ -209,7 +209,7 @@ static int read_positions(Store *s, const cJSON *const *key, int n, AlError *err
     if (s->opt.n_classes > 0) snprintf(class_why, sizeof class_why, " (n_classes is %d)", s->opt.n_classes);
     int *tok = s->tok + s->used, *tgt = s->tgt + s->used;
     for (int i = 0; i < n; i++, t = t->next, l = l->next, m = m->next) {
-        char what[48];
+        char what[64];   /* "labels[I] (scored: mask[I] is 1)" for any int I */
         int mask, label;
         snprintf(what, sizeof what, "tokens[%d]", i);
         if (get_int(s, t, what, 0, vocab_hi, vocab_why, &tok[i], err)) return 2;

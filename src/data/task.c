@@ -175,7 +175,7 @@ static int build_file(const Config *c, TaskData *td, AlError *err) {
     if (jsonl_read_pair(c->task.train_path, c->task.test_path, &opt, &td->train, &td->test, st, err))
         return err->code;
     td->n_distinct_train = dataset_count_distinct(&td->train);
-    snprintf(td->summary, sizeof td->summary, "file: %d training rows (%d distinct) from %s, %d test rows from %s, "
+    al_msgf(td->summary, sizeof td->summary, "file: %d training rows (%d distinct) from %s, %d test rows from %s, "
              "vocabulary %d, %d classes", td->train.n, td->n_distinct_train, c->task.train_path, td->test.n,
              c->task.test_path, td->train.vocab_size, td->train.n_classes);
     return 0;
@@ -241,7 +241,7 @@ static void attribute(const char *source, AlError *err) {
 
 /* A JSONL file that cannot be opened: which key gave its path. */
 static void attribute_file(const Config *c, const char *source, AlError *err) {
-    char train[CFG_PATH_MAX + 8], test[CFG_PATH_MAX + 8];
+    char train[AL_PATH_MAX + 8], test[AL_PATH_MAX + 8];   /* a quoted task.*_path */
     snprintf(train, sizeof train, "'%s'", c->task.train_path);
     snprintf(test, sizeof test, "'%s'", c->task.test_path);
     if (strncmp(err->msg, "cannot ", 7)) return;   /* the others name the file and line */
@@ -347,7 +347,7 @@ int task_check_memory(const Config *c, const TaskData *td, const char *source, A
     } else {
         data = rows_bytes((double)td->train.n + td->test.n, td->seq_len);
     }
-    char len[CFG_PATH_MAX + 64], keys[128];
+    char len[AL_PATH_MAX + 64], keys[128];
     len_keys(c, td->seq_len, td->train.seq_len == td->seq_len, len, sizeof len);
     data_keys(c, keys, sizeof keys);
     return model_memory_check(&c->model, c->train.batch_size, td->vocab_size, td->n_classes, td->seq_len, len, data,
@@ -358,7 +358,7 @@ int task_build_from(const Config *c, const char *source, TaskData *td, AlError *
     memset(td, 0, sizeof *td);
     if (task_check(c, source, err) || check_data_memory(c, source, err)) return err->code;
     int rc = task_build(c, td, err);
-    if (!rc) snprintf(td->source, sizeof td->source, "%s", source);
+    if (!rc && (rc = al_path_fmt(td->source, sizeof td->source, err, "%s", source))) task_free(td);
     else if (c->task.type == TASK_FILE) attribute_file(c, source, err);
     else attribute(source, err);
     return rc;
@@ -431,9 +431,9 @@ int task_write_jsonl(const TaskData *td, const char *dir, AlError *err) {
     int fields = 0;
     if (td->train.info && td->gen.n_groups) fields |= JSONL_GROUP;
     if (td->train.info && td->gen.extract_answer) fields |= JSONL_COT;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/train.jsonl", dir);
-    if (jsonl_write(path, &td->train, fields, err)) return err->code;
-    snprintf(path, sizeof path, "%s/test.jsonl", dir);
+    char path[AL_PATH_MAX];
+    if (al_path_fmt(path, sizeof path, err, "%s/train.jsonl", dir) || jsonl_write(path, &td->train, fields, err))
+        return err->code;
+    if (al_path_fmt(path, sizeof path, err, "%s/test.jsonl", dir)) return err->code;
     return jsonl_write(path, &td->test, fields, err);
 }

@@ -67,7 +67,8 @@ static int write_svg(const McConfig *c, const McRates *r, const char *path, AlEr
 }
 
 int mc_run(const McConfig *c, const char *out_dir, int quiet, AlError *err) {
-    if (al_mkdir_p(out_dir, err)) return err->code;
+    if (al_path_check(out_dir, AL_FOLDER_ROOM, "mc: the output folder", err) || al_mkdir_p(out_dir, err))
+        return err->code;
     McRates *r = al_calloc((size_t)c->n_values, sizeof *r);
     McParams *p = al_calloc((size_t)c->n_values, sizeof *p);
     double t0 = now_seconds();
@@ -86,12 +87,12 @@ int mc_run(const McConfig *c, const char *out_dir, int quiet, AlError *err) {
                     now_seconds() - t);
         }
     }
-    char path[1100];
-    snprintf(path, sizeof path, "%s/success.csv", out_dir);
+    char path[AL_PATH_MAX];
+    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/success.csv", out_dir));   /* out_dir was checked above */
     char *csv = csv_text(c, r, p);
     int rc = write_text_atomic(path, csv, err);
     free(csv);
-    snprintf(path, sizeof path, "%s/success.svg", out_dir);
+    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/success.svg", out_dir));
     if (!rc && write_svg(c, r, path, err)) rc = err->code;
     if (!rc && !quiet)
         fprintf(stderr, "mc: %d points x %d repetitions in %.1f s -> %s/success.csv, success.svg\n", c->n_values,

@@ -1,6 +1,7 @@
 /* curve.c — see curve.h. */
 #include "attnlab/report/curve.h"
 #include "attnlab/report/svg.h"
+#include "attnlab/util/fsutil.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -23,8 +24,9 @@ static double value_of(const cJSON *line, const char *key, int log_axis) {
  * number of points, or −1 (err filled). */
 static int read_metrics(const char *run_dir, const char *const *keys, int n_keys, int log_axis, double *x,
                         double **y, AlError *err) {
-    char path[1024], *text = malloc(MAX_LINE);
-    snprintf(path, sizeof path, "%s/metrics.jsonl", run_dir);
+    char path[AL_PATH_MAX];
+    if (al_path_fmt(path, sizeof path, err, "%s/metrics.jsonl", run_dir)) return -1;
+    char *text = malloc(MAX_LINE);
     FILE *f = fopen(path, "r");
     if (!f) {
         free(text);
@@ -55,9 +57,8 @@ int report_curve(const char *run_dir, AlError *err) {
         SvgSeries s[2] = { { "train loss (mean since the last evaluation)", n, x, y[0], NULL },
                            { "test loss", n, x, y[1], NULL } };
         SvgLineChart c = { "training curve", "step", "cross-entropy (nats per scored token)", s, 2, 0, 10, 0, 0, 0 };
-        char path[1024];
-        snprintf(path, sizeof path, "%s/curve.svg", run_dir);
-        rc = svg_line_chart(path, &c, err);
+        char path[AL_PATH_MAX];
+        rc = al_path_fmt(path, sizeof path, err, "%s/curve.svg", run_dir) || svg_line_chart(path, &c, err);
     }
     free(x);
     return n < 0 || rc ? 1 : 0;

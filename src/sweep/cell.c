@@ -13,8 +13,8 @@
 #include <string.h>
 
 static cJSON *read_json(const char *dir, const char *file) {
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
+    char path[AL_PATH_MAX];
+    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/%s", dir, file));   /* cell folders were checked */
     char *text = al_read_file(path, NULL);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     free(text);
@@ -27,8 +27,8 @@ static double number_or_nan(const cJSON *j, const char *key) {
 }
 
 CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t why_len) {
-    char path[2048];
-    snprintf(path, sizeof path, "%s/config.json", dir);
+    char path[AL_PATH_MAX];
+    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/config.json", dir));
     if (!sweep_exists(path)) return CELL_NEW;
     Config got;
     AlError e = {0};
@@ -57,7 +57,7 @@ CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t 
     Config longer = got;
     longer.train.steps = expect->train.steps;
     if (done >= 0 && early && !cfg_first_difference(expect, &longer)) return CELL_DONE;
-    snprintf(path, sizeof path, "%s/train_state.safetensors", dir);
+    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/train_state.safetensors", dir));
     if (sweep_exists(path)) return CELL_RESUME;
     /* Finished before, with no checkpoint to continue from (training states are not
      * kept in git): the trainer would refuse to start over it, so say it here, before
@@ -98,8 +98,8 @@ int cell_last_exit(const char *dir) {
 }
 
 int cell_record_exit(const char *dir, int exit_code, AlError *err) {
-    char path[2048], text[128];
-    snprintf(path, sizeof path, "%s/%s", dir, CELL_STATUS);
+    char path[AL_PATH_MAX], text[128];
+    if (al_path_fmt(path, sizeof path, err, "%s/%s", dir, CELL_STATUS)) return 2;
     snprintf(text, sizeof text, "{\"exit_code\": %d, \"log\": \"%s\"}\n", exit_code, CELL_LOG);
     return write_text_atomic(path, text, err);
 }

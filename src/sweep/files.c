@@ -37,10 +37,13 @@ int sweep_copy_files(const char *from, const char *to, AlError *err) {
     if (!d) return al_fail(err, 1, "cannot read folder '%s': %s", from, strerror(errno));
     int rc = 0;
     for (struct dirent *e; !rc && (e = readdir(d));) {
-        char src[2048], dst[2048];
+        char src[AL_PATH_MAX], dst[AL_PATH_MAX];
         struct stat st;
-        snprintf(src, sizeof src, "%s/%s", from, e->d_name);
-        snprintf(dst, sizeof dst, "%s/%s", to, e->d_name);
+        if (al_path_fmt(src, sizeof src, err, "%s/%s", from, e->d_name) ||
+            al_path_fmt(dst, sizeof dst, err, "%s/%s", to, e->d_name)) {
+            rc = 2;
+            break;
+        }
         if (stat(src, &st) != 0 || !S_ISREG(st.st_mode) || strstr(e->d_name, ".tmp.")) continue;
         size_t len = 0;
         char *bytes = al_read_file(src, &len);

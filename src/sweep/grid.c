@@ -2,6 +2,7 @@
 #include "attnlab/sweep/grid.h"
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/util/version.h"
+#include "attnlab/util/fsutil.h"
 #include "files.h"
 
 #include <cJSON.h>
@@ -28,12 +29,12 @@ const char *grid_fmt(double v, char *buf, size_t n) {
 /* ---- gathering ------------------------------------------------------------------------- */
 
 static int collect_cell(SweepGrid *g, const Config *base, const char *out_dir, long c, AlError *err) {
-    char name[SWEEP_NAME_MAX], dir[2048], why[512];
+    char name[SWEEP_NAME_MAX], dir[AL_PATH_MAX], why[512];
     Config expect;
     if (sweep_cell_config(g->spec, base, c, &expect, err)) return err->code;
     g->has_answer |= sweep_metric_applies(METRIC_ANSWER_ACC, &expect);
     sweep_cell_name(g->spec, c, name, sizeof name);
-    snprintf(dir, sizeof dir, "%s/cells/%s", out_dir, name);
+    if (al_path_fmt(dir, sizeof dir, err, "%s/cells/%s", out_dir, name)) return 2;
     GridCell *cell = &g->cells[c];
     CellState st = cell_inspect(dir, &expect, why, sizeof why);
     if (st == CELL_CONFLICT)
@@ -139,7 +140,7 @@ static void failures_text(const SweepGrid *g, long p, StrBuf *b) {
 static int write_csv(const SweepGrid *g, const char *out_dir, AlError *err) {
     const SweepSpec *s = g->spec;
     StrBuf b = {0};
-    char num[40], path[2048];
+    char num[40], path[AL_PATH_MAX];
     for (int a = 0; a < s->n_axes; a++) sw_csv_field(&b, s->axes[a].key), strbuf_printf(&b, ",");
     strbuf_printf(&b, "seeds_done,seeds_failed,seeds_pending");
     for (int m = 0; m < METRIC_COUNT; m++)
@@ -166,8 +167,7 @@ static int write_csv(const SweepGrid *g, const char *out_dir, AlError *err) {
         free(f.s);
         strbuf_printf(&b, "\n");
     }
-    snprintf(path, sizeof path, "%s/grid.csv", out_dir);
-    int rc = write_text_atomic(path, b.s, err);
+    int rc = al_path_fmt(path, sizeof path, err, "%s/grid.csv", out_dir) || write_text_atomic(path, b.s, err);
     free(b.s);
     return rc;
 }
@@ -184,16 +184,16 @@ static const char *const STATUS_NAMES[] = { "done", "failed", "pending" };
 static cJSON *json_cell(const SweepGrid *g, long c) {
     const SweepSpec *s = g->spec;
     const GridCell *gc = &g->cells[c];
-    char name[SWEEP_NAME_MAX], path[SWEEP_NAME_MAX + 32];
+    char name[SWEEP_NAME_MAX], path[AL_PATH_MAX];
     sweep_cell_name(s, c, name, sizeof name);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "seed", (double)s->seeds[c % s->n_seeds]);
-    snprintf(path, sizeof path, "cells/%s", name);
+    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "cells/%s", name));   /* a cell name is short */
     cJSON_AddStringToObject(o, "dir", path);
     cJSON_AddStringToObject(o, "status", STATUS_NAMES[gc->status]);
     if (gc->exit_code >= 0) cJSON_AddNumberToObject(o, "exit_code", gc->exit_code);
     else cJSON_AddNullToObject(o, "exit_code");
-    snprintf(path, sizeof path, "cells/%s/%s", name, CELL_LOG);
+    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "cells/%s/%s", name, CELL_LOG));
     cJSON_AddStringToObject(o, "log", path);
     for (int m = 0; m < METRIC_COUNT && gc->status == GRID_DONE; m++)
         if (metric_shown(g, m)) add_number_or_null(o, sweep_metric_names[m], gc->result.metric[m]);
@@ -253,13 +253,12 @@ static int write_json(const SweepGrid *g, const char *out_dir, AlError *err) {
     cJSON *rows = cJSON_AddArrayToObject(root, "rows");
     for (long p = 0; p < s->n_points; p++) cJSON_AddItemToArray(rows, json_row(g, p));
     attnlab_add_provenance(root);   /* the build that wrote the grid; each cell's own files name theirs */
-    char *text = cJSON_Print(root), path[2048];
+    char *text = cJSON_Print(root), path[AL_PATH_MAX];
     cJSON_Delete(root);
     StrBuf b = {0};
     strbuf_printf(&b, "%s\n", text);
     free(text);
-    snprintf(path, sizeof path, "%s/grid.json", out_dir);
-    int rc = write_text_atomic(path, b.s, err);
+    int rc = al_path_fmt(path, sizeof path, err, "%s/grid.json", out_dir) || write_text_atomic(path, b.s, err);
     free(b.s);
     return rc;
 }

@@ -15,7 +15,7 @@
 
 /* One sweep folder's grid.json and the lines drawn from it. */
 typedef struct GridLines {
-    char path[1024], name[256];         /* the grid.json; the sweep folder's name */
+    char path[AL_PATH_MAX], name[256];  /* the grid.json; the sweep folder's name */
     cJSON *root;
     const cJSON *axes, *rows, *x_axis;  /* x_axis: the --x entry of axes */
     int nx, n_lines;
@@ -42,7 +42,7 @@ static int axes_ok(const cJSON *axes) {
 }
 
 static int load_grid(const char *dir, GridLines *g, AlError *err) {
-    snprintf(g->path, sizeof g->path, "%s/grid.json", dir);
+    if (al_path_fmt(g->path, sizeof g->path, err, "%s/grid.json", dir)) return 2;
     report_folder_name(dir, g->name, sizeof g->name);
     char *text = al_read_file(g->path, NULL);
     if (!text)

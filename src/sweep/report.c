@@ -9,6 +9,7 @@
 #include "attnlab/sweep/grid.h"
 #include "attnlab/io/atomic_file.h"
 #include "attnlab/report/svg.h"
+#include "attnlab/util/fsutil.h"
 #include "files.h"
 
 #include <math.h>
@@ -49,7 +50,7 @@ static int write_heatmap(const SweepGrid *g, const char *out_dir, unsigned mask,
     const SweepAxis *cols = &s->axes[s->cols], *rows = s->rows >= 0 ? &s->axes[s->rows] : NULL;
     int vi[SWEEP_MAX_AXES] = {0}, R = n_rows(s), C = cols->n;
     panel_values(s, mask, q, vi);
-    char panel[SWEEP_NAME_MAX], title[SWEEP_NAME_MAX + 128], path[2048 + SWEEP_NAME_MAX], bar[96];
+    char panel[SWEEP_NAME_MAX], title[SWEEP_NAME_MAX + 128], path[AL_PATH_MAX], bar[96];
     sweep_values_name(s, vi, mask, panel, sizeof panel);
     double *values = al_malloc(sizeof(double) * (size_t)R * C);
     int seeds_max = 0;
@@ -66,8 +67,8 @@ static int write_heatmap(const SweepGrid *g, const char *out_dir, unsigned mask,
                      rows ? (const char *const *)rows->label : NULL, values, 0, "%.2f", 1, 0, 1, bar };
     const char *no_row[1] = { "" };
     if (!rows) h.y_labels = no_row;
-    snprintf(path, sizeof path, "%s/heatmap%s%s.svg", out_dir, *panel ? "_" : "", panel);
-    int rc = svg_heatmap(path, &h, err);
+    int rc = al_path_fmt(path, sizeof path, err, "%s/heatmap%s%s.svg", out_dir, *panel ? "_" : "", panel) ||
+             svg_heatmap(path, &h, err);
     free(values);
     return rc;
 }
@@ -79,7 +80,7 @@ static int write_groups_heatmap(const SweepGrid *g, const char *out_dir, unsigne
     int vi[SWEEP_MAX_AXES] = {0}, R = n_rows(s), C = s->axes[s->cols].n, G = g->n_groups;
     panel_values(s, mask, q, vi);
     unsigned point_axes = (1u << s->cols) | (s->rows >= 0 ? 1u << s->rows : 0);
-    char panel[SWEEP_NAME_MAX], title[SWEEP_NAME_MAX + 128], path[2048 + SWEEP_NAME_MAX];
+    char panel[SWEEP_NAME_MAX], title[SWEEP_NAME_MAX + 128], path[AL_PATH_MAX];
     sweep_values_name(s, vi, mask, panel, sizeof panel);
     double *values = al_malloc(sizeof(double) * (size_t)R * C * G);
     char (*labels)[SWEEP_NAME_MAX] = al_malloc(sizeof *labels * (size_t)R * C);
@@ -94,8 +95,8 @@ static int write_groups_heatmap(const SweepGrid *g, const char *out_dir, unsigne
         }
     snprintf(title, sizeof title, "token accuracy per test group, mean over seeds%s%s", *panel ? " | " : "", panel);
     SvgHeatmap h = { title, "test group", "", R * C, G, x, y, values, 0, "%.3f", 1, 0, 1, "test token_acc" };
-    snprintf(path, sizeof path, "%s/groups%s%s.svg", out_dir, *panel ? "_" : "", panel);
-    int rc = svg_heatmap(path, &h, err);
+    int rc = al_path_fmt(path, sizeof path, err, "%s/groups%s%s.svg", out_dir, *panel ? "_" : "", panel) ||
+             svg_heatmap(path, &h, err);
     free(values);
     free(labels);
     free(y);
@@ -250,7 +251,7 @@ int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
     long n_panels;
     unsigned mask = panel_mask(s, &n_panels);
     StrBuf csv = {0}, md = {0};
-    char num[40], path[2048];
+    char num[40], path[AL_PATH_MAX];
     strbuf_printf(&md, "# Smallest %s reaching %s >= %s\n\n", cols->key, metric, grid_fmt(s->threshold, num, sizeof num));
     strbuf_printf(&md, "Mean test %s over the seeds that finished; FLOPs: forward FLOPs per sequence of that model "
               "(model_flops_per_seq, include/attnlab/nn/model.h); not finished: smaller %s values with no finished seed "
@@ -271,10 +272,8 @@ int grid_write_summary(const SweepGrid *g, const char *out_dir, AlError *err) {
         for (int r = 0; r < n_rows(s); r++) summary_row(g, mask, vi, r, &csv, &md);
     }
     write_point_table(g, &md);
-    snprintf(path, sizeof path, "%s/summary.csv", out_dir);
-    int rc = write_text_atomic(path, csv.s, err);
-    snprintf(path, sizeof path, "%s/summary.md", out_dir);
-    if (!rc) rc = write_text_atomic(path, md.s, err);
+    int rc = al_path_fmt(path, sizeof path, err, "%s/summary.csv", out_dir) || write_text_atomic(path, csv.s, err);
+    if (!rc) rc = al_path_fmt(path, sizeof path, err, "%s/summary.md", out_dir) || write_text_atomic(path, md.s, err);
     free(csv.s);
     free(md.s);
     return rc;

@@ -24,10 +24,12 @@ int sweep_signal(void) { return g_signal; }
 void sweep_cell_dir(const SweepRun *run, long cell, char *out, size_t n) {
     char name[SWEEP_NAME_MAX];
     sweep_cell_name(run->spec, cell, name, sizeof name);
-    snprintf(out, n, "%s/cells/%s", run->out_dir, name);
+    AL_ASSERT(!al_path_fmt(out, n, NULL, "%s/cells/%s", run->out_dir, name));   /* the sweep folder was checked */
 }
 
-void sweep_base_path(const char *out_dir, char *out, size_t n) { snprintf(out, n, "%s/base_config.json", out_dir); }
+void sweep_base_path(const char *out_dir, char *out, size_t n) {
+    AL_ASSERT(!al_path_fmt(out, n, NULL, "%s/base_config.json", out_dir));
+}
 
 /* ---- one worker ------------------------------------------------------------------------ */
 
@@ -35,7 +37,7 @@ typedef struct Worker { pid_t pid; long cell; double t0; } Worker;
 
 /* The worker's argv: exe base --set … --out DIR [--resume] (strings malloc'ed). */
 static int worker_argv(const SweepRun *run, long cell, const char *dir, int resume, char **argv) {
-    char base[2048];
+    char base[AL_PATH_MAX];
     sweep_base_path(run->out_dir, base, sizeof base);
     int n = 0;
     argv[n++] = strdup(run->exe);
@@ -73,9 +75,9 @@ static void child_exec(int log, char **argv) {
 /* Starts cell's worker; returns its pid, or −1 (the reason is in the cell's log or
  * printed).  The folder is judged again here: a checkpoint means --resume. */
 static pid_t worker_start(const SweepRun *run, long cell) {
-    char dir[2048], log_path[2100], why[512] = "";
+    char dir[AL_PATH_MAX], log_path[AL_PATH_MAX], why[512] = "";
     sweep_cell_dir(run, cell, dir, sizeof dir);
-    snprintf(log_path, sizeof log_path, "%s/%s", dir, CELL_LOG);
+    AL_ASSERT(!al_path_fmt(log_path, sizeof log_path, NULL, "%s/%s", dir, CELL_LOG));
     AlError err = {0};
     Config expect;
     if (al_mkdir_p(dir, &err) || sweep_cell_config(run->spec, run->base, cell, &expect, &err)) {
@@ -127,7 +129,7 @@ double sweep_eta_s(const SweepTally *t, int jobs) {
 }
 
 void sweep_report_cell(const SweepRun *run, SweepTally *t, long cell, int exit_code, double seconds) {
-    char name[SWEEP_NAME_MAX], dir[2048], what[96] = "", eta[32];
+    char name[SWEEP_NAME_MAX], dir[AL_PATH_MAX], what[96] = "", eta[32];
     sweep_cell_name(run->spec, cell, name, sizeof name);
     sweep_cell_dir(run, cell, dir, sizeof dir);
     int stopped = exit_code == 130 || exit_code == 143;
@@ -173,7 +175,7 @@ static void nap(void) {
 /* A cell's sitting ended: record its exit code in its folder and tell the source. */
 static void cell_ended(CellSource *src, long cell, int code, double t0) {
     AlError err = {0};
-    char dir[2048];
+    char dir[AL_PATH_MAX];
     sweep_cell_dir(src->run, cell, dir, sizeof dir);
     if (sweep_exists(dir) && cell_record_exit(dir, code, &err)) fprintf(stderr, "attnlab sweep: %s\n", err.msg);
     src->finished(src, cell, code, progress_now() - t0);

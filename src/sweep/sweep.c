@@ -95,7 +95,7 @@ static int parse_opts(int argc, char **argv, SweepOpts *o, AlError *err) {
         return usage(err, "--merge takes sweep folders (and --out, --quiet) only", NULL);
     if (o->merging && !o->n_merge) return usage(err, "--merge needs the sweep folders to gather", NULL);
     if (!o->merging && !o->config) return usage(err, "no config file given", NULL);
-    return 0;
+    return o->config ? al_path_check(o->config, 0, "the config file", err) : 0;
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
@@ -119,7 +119,7 @@ static int check_sets(const SweepOpts *o, const SweepSpec *s, AlError *err) {
 typedef struct Sweep {
     Config base;
     SweepSpec spec;
-    char out[CFG_PATH_MAX], exe[4096];
+    char out[AL_PATH_MAX], exe[AL_PATH_MAX];
     char *base_json, *spec_json;          /* the two files every sweep folder holds */
 } Sweep;
 
@@ -174,13 +174,12 @@ static int load_config(Sweep *w, const SweepOpts *o, AlError *err) {
 }
 
 static int write_sweep_files(const Sweep *w, AlError *err) {
-    char path[CFG_PATH_MAX + 32];
+    char path[AL_PATH_MAX];
     if (al_mkdir_p(w->out, err)) return err->code;
-    snprintf(path, sizeof path, "%s/cells", w->out);
-    if (al_mkdir_p(path, err)) return err->code;
+    if (al_path_fmt(path, sizeof path, err, "%s/cells", w->out) || al_mkdir_p(path, err)) return err->code;
     sweep_base_path(w->out, path, sizeof path);
     if (write_text_atomic(path, w->base_json, err)) return err->code;
-    snprintf(path, sizeof path, "%s/sweep.json", w->out);
+    if (al_path_fmt(path, sizeof path, err, "%s/sweep.json", w->out)) return err->code;
     return write_text_atomic(path, w->spec_json, err);
 }
 
@@ -195,7 +194,7 @@ static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard
     p->cells = al_calloc((size_t)w->spec.n_cells, sizeof *p->cells);
     for (long c = 0; c < w->spec.n_cells; c++) {
         if (shard_n && c % shard_n != shard_i) continue;
-        char dir[2048], why[512];
+        char dir[AL_PATH_MAX], why[512];
         Config expect;
         if (sweep_cell_config(&w->spec, &w->base, c, &expect, err)) return err->code;
         sweep_cell_dir(run, c, dir, sizeof dir);
@@ -343,10 +342,10 @@ static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
 /* ---- --merge ------------------------------------------------------------------------------- */
 
 static int read_sweep_folder(const char *dir, char **base_json, char **spec_json, AlError *err) {
-    char path[CFG_PATH_MAX + 32];
-    sweep_base_path(dir, path, sizeof path);
+    char path[AL_PATH_MAX];
+    if (al_path_fmt(path, sizeof path, err, "%s/base_config.json", dir)) return err->code;
     *base_json = al_read_file(path, NULL);
-    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    if (al_path_fmt(path, sizeof path, err, "%s/sweep.json", dir)) return err->code;
     *spec_json = al_read_file(path, NULL);
     if (!*base_json || !*spec_json)
         return al_fail(err, 2, "sweep --merge: '%s' is not a sweep folder (no readable %s)", dir,
@@ -357,7 +356,7 @@ static int read_sweep_folder(const char *dir, char **base_json, char **spec_json
 /* Brings cell c into w->out from the first folder where it is finished; a cell
  * finished nowhere is copied as it is (checkpoint, failure record) if out lacks it. */
 static int merge_cell(const Sweep *w, const SweepRun *run, const SweepOpts *o, long c, AlError *err) {
-    char out_dir[2048], from[2048], name[SWEEP_NAME_MAX], why[512];
+    char out_dir[AL_PATH_MAX], from[AL_PATH_MAX], name[SWEEP_NAME_MAX], why[512];
     Config expect;
     if (sweep_cell_config(&w->spec, &w->base, c, &expect, err)) return err->code;
     sweep_cell_dir(run, c, out_dir, sizeof out_dir);
@@ -365,7 +364,7 @@ static int merge_cell(const Sweep *w, const SweepRun *run, const SweepOpts *o, l
     if (cell_inspect(out_dir, &expect, why, sizeof why) == CELL_DONE) return 0;
     const char *fallback = NULL;
     for (int i = 0; i < o->n_merge; i++) {
-        snprintf(from, sizeof from, "%s/cells/%s", o->merge[i], name);
+        if (al_path_fmt(from, sizeof from, err, "%s/cells/%s", o->merge[i], name)) return err->code;
         if (sweep_same_dir(from, out_dir) || !sweep_exists(from)) continue;
         CellState st = cell_inspect(from, &expect, why, sizeof why);
         if (st == CELL_CONFLICT) return al_fail(err, 2, "sweep --merge: %s %s", from, why);
@@ -373,7 +372,7 @@ static int merge_cell(const Sweep *w, const SweepRun *run, const SweepOpts *o, l
         if (!fallback) fallback = o->merge[i];
     }
     if (!fallback || sweep_exists(out_dir)) return 0;
-    snprintf(from, sizeof from, "%s/cells/%s", fallback, name);
+    if (al_path_fmt(from, sizeof from, err, "%s/cells/%s", fallback, name)) return err->code;
     return sweep_copy_files(from, out_dir, err);
 }
 
@@ -389,12 +388,14 @@ static int run_merge(const SweepOpts *o, AlError *err) {
         free(b);
         free(s);
     }
-    char src[CFG_PATH_MAX + 32];
-    snprintf(src, sizeof src, "%s/base_config.json", o->merge[0]);
+    char src[AL_PATH_MAX];
+    if (!rc) rc = al_path_fmt(src, sizeof src, err, "%s/base_config.json", o->merge[0]);
     if (!rc) rc = load_base_text(&w, src, err);
-    snprintf(src, sizeof src, "%s/sweep.json", o->merge[0]);
+    if (!rc) rc = al_path_fmt(src, sizeof src, err, "%s/sweep.json", o->merge[0]);
     if (!rc) rc = sweep_spec_parse(&w.spec, w.spec_json, &w.base, src, err);
-    snprintf(w.out, sizeof w.out, "%s", o->out ? o->out : o->merge[0]);
+    int n = snprintf(w.out, sizeof w.out, "%s", o->out ? o->out : o->merge[0]);
+    if (!rc) rc = check_out_length(&w, n, o->out ? "--out" : "sweep --merge", err);
+    for (int i = 0; i < o->n_merge && !rc; i++) rc = check_out_length(&w, (int)strlen(o->merge[i]), "sweep --merge", err);
     if (!rc) rc = write_sweep_files(&w, err);
     SweepRun run = { .spec = &w.spec, .base = &w.base, .out_dir = w.out, .quiet = o->quiet, .rank = -1 };
     for (long c = 0; c < w.spec.n_cells && !rc; c++) rc = merge_cell(&w, &run, o, c, err);

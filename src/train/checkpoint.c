@@ -5,6 +5,7 @@
  * `--resume` continue exactly as if the run had never stopped. */
 #include "attnlab/train/checkpoint.h"
 #include "attnlab/io/safetensors.h"
+#include "attnlab/util/fsutil.h"
 #include "attnlab/util/version.h"
 
 #include <cJSON.h>
@@ -28,8 +29,8 @@ static const char *const RESUMABLE_KEYS[][2] = {
     {"name", NULL}, {"train", "steps"}, {"train", "threads"}, {"train", "on_nonfinite"}, {"eval", NULL},
 };
 
-static void path_in(char *out, size_t n, const char *dir, const char *file) {
-    snprintf(out, n, "%s/%s", dir, file);
+static int path_in(char *out, size_t n, const char *dir, const char *file, AlError *err) {
+    return al_path_fmt(out, n, err, "%s/%s", dir, file);
 }
 
 /* ---- saving ------------------------------------------------------------------------ */
@@ -82,8 +83,8 @@ static int save_state(const char *dir, const Model *m, const TrainState *st, con
     meta_add(&mb, ATTNLAB_META_COMMIT, "%s", attnlab_commit());
     mb.meta[mb.n].key = "config";
     mb.meta[mb.n++].value = config_json;
-    char path[1024];
-    path_in(path, sizeof path, dir, STATE_FILE);
+    char path[AL_PATH_MAX];
+    if (path_in(path, sizeof path, dir, STATE_FILE, err)) return err->code;
     return st_write(path, t, 3, mb.meta, mb.n, err);
 }
 
@@ -99,12 +100,11 @@ static int save_model(const char *dir, const Model *m, long step, const char *co
         t[i].data = x->data;
         t[i].dtype = ST_F32;
     }
-    char step_text[32], path[1024];
+    char step_text[32], path[AL_PATH_MAX];
     snprintf(step_text, sizeof step_text, "%ld", step);
     StMeta meta[] = { {"format", MODEL_FORMAT}, {"step", step_text}, {"config", config_json},
                       {ATTNLAB_META_VERSION, attnlab_version()}, {ATTNLAB_META_COMMIT, attnlab_commit()} };
-    path_in(path, sizeof path, dir, MODEL_FILE);
-    int rc = st_write(path, t, ps->n, meta, (int)(sizeof meta / sizeof meta[0]), err);
+    int rc = path_in(path, sizeof path, dir, MODEL_FILE, err) ? err->code : st_write(path, t, ps->n, meta, (int)(sizeof meta / sizeof meta[0]), err);
     free(t);
     return rc;
 }
@@ -408,8 +408,8 @@ static int read_state_tensors(const StFile *f, const char *path, ParamStore *ps,
 }
 
 int checkpoint_resume(const char *dir, Model *m, TrainState *st, const char *config_json, AlError *err) {
-    char path[1024];
-    path_in(path, sizeof path, dir, STATE_FILE);
+    char path[AL_PATH_MAX];
+    if (path_in(path, sizeof path, dir, STATE_FILE, err)) return err->code;
     StFile *f = st_open(path, err);
     if (!f) {
         al_error_prefix(err, "cannot resume (start without --resume for a new run)");

@@ -18,11 +18,11 @@ static const char *const RUN_FILES[] = {
 };
 
 void runfolder_path(const RunFolder *f, const char *file, char *out, size_t n) {
-    snprintf(out, n, "%s/%s", f->dir, file);
+    AL_ASSERT(!al_path_fmt(out, n, NULL, "%s/%s", f->dir, file));   /* set_dir left room for it */
 }
 
 static int has(const RunFolder *f, const char *file) {
-    char path[CFG_PATH_MAX + 32];
+    char path[AL_PATH_MAX];
     struct stat st;
     runfolder_path(f, file, path, sizeof path);
     return lstat(path, &st) == 0;
@@ -40,7 +40,7 @@ const char *runfolder_resume_difference(const Config *want, const Config *have) 
 
 /* "a finished run of N steps" / "a run with a checkpoint" / …, for the refusal. */
 static void describe_run(const RunFolder *f, char *out, size_t n) {
-    char path[CFG_PATH_MAX + 32];
+    char path[AL_PATH_MAX];
     runfolder_path(f, "summary.json", path, sizeof path);
     char *text = al_read_file(path, NULL);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
@@ -55,7 +55,7 @@ static void describe_run(const RunFolder *f, char *out, size_t n) {
 
 /* A new run may start here only when nothing of value would be replaced. */
 static int check_new_run(const RunFolder *f, const Config *cfg, AlError *err) {
-    char what[128], path[CFG_PATH_MAX + 32];
+    char what[128], path[AL_PATH_MAX];
     if (has(f, "summary.json") || has(f, "train_state.safetensors") || has(f, "model.safetensors")) {
         describe_run(f, what, sizeof what);
         return al_fail(err, 2, "%s holds %s; nothing was changed: continue it with --resume, replace it with "
@@ -77,11 +77,10 @@ static int check_new_run(const RunFolder *f, const Config *cfg, AlError *err) {
 
 static int set_dir(RunFolder *f, const Config *cfg, const RunFolderOptions *o, AlError *err) {
     const char *opt = o->out_dir ? "--out" : "name";
-    int n = o->out_dir ? snprintf(f->dir, sizeof f->dir, "%s", o->out_dir)
-                       : snprintf(f->dir, sizeof f->dir, "results/%s", cfg->name);
-    if (n < 0 || n > RUNFOLDER_PATH_MAX)
-        return al_fail(err, 2, "%s: the run folder path is %d characters long; at most %d are supported (give a "
-                       "shorter --out)", opt, n, RUNFOLDER_PATH_MAX);
+    if (o->out_dir && al_path_check(o->out_dir, AL_FOLDER_ROOM, opt, err)) return err->code;
+    if (o->out_dir ? al_path_fmt(f->dir, sizeof f->dir, err, "%s", o->out_dir)
+                   : al_path_fmt(f->dir, sizeof f->dir, err, "results/%s", cfg->name))   /* a name is short */
+        return err->code;
     if (!f->dir[0]) return al_fail(err, 2, "--out: the run folder path is empty");
     struct stat st, root;
     if (stat(f->dir, &st) == 0 && stat("/", &root) == 0 && st.st_dev == root.st_dev && st.st_ino == root.st_ino) return al_fail(err, 2, "%s '%s': refusing to use the root folder '/' as a run folder", opt, f->dir);
@@ -106,8 +105,8 @@ int runfolder_open(RunFolder *f, const Config *cfg, const RunFolderOptions *o, A
 }
 
 static int remove_file(const RunFolder *f, const char *file, AlError *err) {
-    char path[CFG_PATH_MAX + 300];
-    snprintf(path, sizeof path, "%s/%s", f->dir, file);
+    char path[AL_PATH_MAX];
+    if (al_path_fmt(path, sizeof path, err, "%s/%s", f->dir, file)) return err->code;
     if (unlink(path) != 0 && errno != ENOENT)
         return al_fail(err, 1, "--force: cannot remove '%s': %s", path, strerror(errno));
     return 0;

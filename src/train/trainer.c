@@ -92,7 +92,7 @@ static int check_threads(const Config *cfg, const TrainOptions *opt, AlError *er
     const char *set = NULL;   /* blame the last --set of the key, as the config loader does */
     for (int i = 0; i < opt->n_overrides; i++)
         if (!strncmp(opt->overrides[i], "train.threads", 13)) set = opt->overrides[i];
-    char source[CFG_PATH_MAX + 16];
+    char source[AL_PATH_MAX + 16];
     if (set) snprintf(source, sizeof source, "--set %s", set);
     else snprintf(source, sizeof source, "%s", opt->config_path);
     if (cfg->train.threads > cores)
@@ -302,7 +302,7 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     cJSON_AddNumberToObject(j, "blas_threads", 1);
     cJSON_AddNumberToObject(j, "peak_rss_mb", peak_rss_kb() / 1024.0);
     attnlab_add_provenance(j);
-    char *text = cJSON_Print(j), path[CFG_PATH_MAX + 32];
+    char *text = cJSON_Print(j), path[AL_PATH_MAX];
     cJSON_Delete(j);
     runfolder_path(&r->folder, "summary.json", path, sizeof path);
     int rc = write_text_atomic(path, text, err);
@@ -347,7 +347,7 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
 
 static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     if (check_all(r, opt, err)) return err->code;
-    char path[CFG_PATH_MAX + 32];
+    char path[AL_PATH_MAX];
     if (opt->force && runfolder_clear(&r->folder, err)) return err->code;
     atomic_remove_stale(r->dir);   /* temp files of a run killed mid-write */
     /* config.json follows the latest sitting (train.steps or eval.* may have changed). */
@@ -375,7 +375,7 @@ static void last_good(const Run *r, char *out, size_t n) {
  * MAX_SKIPPED_IN_A_ROW steps before it were skipped too (the run has diverged). */
 static int nonfinite_step(Run *r, double loss, double norm, AlError *err) {
     long step = r->st.step + 1;
-    char kept[CFG_PATH_MAX + 64];
+    char kept[AL_PATH_MAX + 64];
     last_good(r, kept, sizeof kept);
     if (r->cfg.train.on_nonfinite == NONFINITE_STOP)
         return al_fail(err, 1, "step %ld: the loss (%g) or the gradient norm (%g) is not finite; stopped before "
@@ -487,17 +487,17 @@ static void teardown(Run *r) {
 int train_write_data(const TrainOptions *opt, AlError *err) {
     Config cfg;
     TaskData td;
-    char dir[CFG_PATH_MAX];
+    char dir[AL_PATH_MAX];
+    if (opt->out_dir && al_path_check(opt->out_dir, AL_FOLDER_ROOM, "--out", err)) return err->code;
     if (cfg_load(&cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
     if (task_build_from(&cfg, opt->config_path, &td, err)) return err->code;
     char *type = cfg_to_json(&cfg), *at = strstr(type, "\"type\": \""), name[64] = "task";
     if (at) sscanf(at + 9, "%63[^\"]", name);
     free(type);
-    int n = opt->out_dir ? snprintf(dir, sizeof dir, "%s", opt->out_dir) : snprintf(dir, sizeof dir, "data/%s", name);
     int rc = 0;
-    if (n < 0 || n > RUNFOLDER_PATH_MAX)
-        rc = al_fail(err, 2, "--out: the data folder path is %d characters long; at most %d are supported (give a "
-                     "shorter --out)", n, RUNFOLDER_PATH_MAX);
+    if (opt->out_dir ? al_path_fmt(dir, sizeof dir, err, "%s", opt->out_dir)
+                     : al_path_fmt(dir, sizeof dir, err, "data/%s", name))   /* a type name is short */
+        rc = err->code;
     else if (task_check_writable(&td, err))   /* before the folder is made: a refusal leaves nothing */
         rc = err->code;
     else

@@ -24,7 +24,15 @@ void al_error_prefix(AlError *err, const char *fmt, ...) {
     vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", head, old);
+    al_msgf(err->msg, sizeof err->msg, "%s: %s", head, old);
+}
+
+char *al_msgf(char *buf, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);   /* a message longer than n - 1 bytes is cut: see error.h */
+    va_end(ap);
+    return buf;
 }
 
 void al_panic(const char *file, int line, const char *what) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +12,33 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* "path too long (N > MAX characters): '<first 80>…'" (the start says where it is). */
+static int path_too_long(size_t n, size_t max, const char *path, AlError *err) {
+    return al_fail(err, 2, "path too long (%zu > %zu characters): '%.80s…'", n, max, path);
+}
+
+int al_path_fmt(char *dst, size_t cap, AlError *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(dst, cap, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < cap) return 0;
+    int rc = n < 0 ? al_fail(err, 2, "cannot format a path from '%s'", fmt) : path_too_long((size_t)n, cap - 1, dst, err);
+    if (cap) dst[0] = '\0';
+    return rc;
+}
+
+int al_path_check(const char *path, size_t room, const char *what, AlError *err) {
+    size_t n = strlen(path), max = AL_PATH_MAX - 1 > room ? AL_PATH_MAX - 1 - room : 0;
+    if (n <= max) return 0;
+    path_too_long(n, max, path, err);
+    al_error_prefix(err, "%s", what);
+    return 2;
+}
+
 int al_mkdir_p(const char *path, AlError *err) {
-    char buf[1024];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return al_fail(err, 1, "folder path too long: '%.64s…'", path);
+    char buf[AL_PATH_MAX];
+    if (al_path_fmt(buf, sizeof buf, err, "%s", path)) return err ? err->code : 2;
     for (char *p = buf + 1;; p++) {
         if (*p != '/' && *p != '\0') continue;
         char keep = *p;

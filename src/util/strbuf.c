@@ -23,6 +23,7 @@ void strbuf_printf(StrBuf *b, const char *fmt, ...) {
 }
 
 const char *al_fmt_double(double v, char *buf, size_t n) {
+    if (!buf || !n) return buf;   /* (the sanitizer build's -Wformat-truncation sees a NULL buf otherwise) */
     if (v == floor(v) && fabs(v) < 1e16) {
         snprintf(buf, n, "%.0f", v);
         return buf;

@@ -196,7 +196,7 @@ int main(void) {
     test_validation_split();
     snprintf(tmp, sizeof tmp, "/tmp/attnlab_distill_XXXXXX");
     if (!mkdtemp(tmp)) return 1;
-    char cfg[512], out[512], path[600];
+    char cfg[512], out[512], path[1200];
     snprintf(cfg, sizeof cfg, "%s/c.json", tmp);
     FILE *f = fopen(cfg, "w");
     fputs("{ \"task\": {\"type\": \"match2\", \"seq_len\": 16, \"modulus\": 13, \"train_size\": 2000},\n"

@@ -24,13 +24,16 @@
 #                 with another model; --resume with --force), --force replacing a run,
 #                 a second run or sweep into a busy folder (refused with the PID),
 #                 outputs onto a FIFO, a folder, a device node (root), --out /, an
-#                 over-long --out for a run, a sweep and ./train data; a memory-refused
+#                 over-long --out (> 4031 characters) for a run, a sweep and ./train data; a memory-refused
 #                 resume; a raised train.steps over finished sweep cells with no state.
 #   disk_full     --out on a 320 KiB tmpfs: the first checkpoint fits, the second
 #                 does not (the old files and the new temp file must coexist): a
 #                 message naming the file, exit 1, the previous checkpoint still
 #                 loads, no temp file left; and a full disk at the start fails before
 #                 training.  Needs root and mount, else exits 77 (skipped).
+#   long_paths    over-long paths (--out of a run, distill, curve; the config file, a
+#                 run folder, sweep --merge, task.train_path): exit 2 naming the
+#                 option, nothing written; a 523-character --out is used whole.
 #   output_folder an --out under a regular file, a read-only folder (a read-only tmpfs
 #                 as root, chmod 555 otherwise) for a new and a resumed run, and
 #                 --resume of a missing folder: each a clear error naming the path,
@@ -313,13 +316,44 @@ case_run_folder() {
     fi
     expect_refused "--out /" 2 "refusing to use the root folder '/' as a run folder" "$o" "$cfg" --out / --quiet
     # A path too long for the program is refused, never cut short (the run went elsewhere).
-    long="$o/$(printf '%0500d' 0)/run"
-    expect_refused "an over-long --out" 2 "the run folder path is ${#long} characters long; at most 511" "$o" "$cfg" \
+    long="$o/$(printf '%04100d' 0)/run"
+    expect_refused "an over-long --out" 2 "--out: path too long (${#long} > 4031 characters)" "$o" "$cfg" \
         --out "$long" --quiet
     expect_refused "an over-long sweep --out" 2 "the sweep folder path is ${#long} characters long" "$o" sweep \
         "$sweep" --out "$long" --quiet
-    expect_refused "an over-long data --out" 2 "the data folder path is ${#long} characters long" "$o" data \
+    expect_refused "an over-long data --out" 2 "--out: path too long (${#long} > 4031 characters)" "$o" data \
         "$cfg" --out "$long" --quiet
+}
+
+# long_paths: every path a user gives is checked for length as it enters (AL_PATH_MAX,
+# util/fsutil.h): exit 2, a message naming the option, nothing written anywhere.
+# A long path that fits (523 characters, once cut to 511) is used whole.
+case_long_paths() {
+    o="$work/o"
+    mkdir "$o" && cp "$cfg" "$o/c.json"
+    c170=$(printf '%0170d' 0)
+    fits="$o/$c170/$c170/$(printf "%0$((523 - ${#o} - 3 - 2 * 170))d" 0)"
+    "$bin" data "$cfg" --out "$fits" --quiet >"$work/out.txt" 2>&1
+    ok $? "./train data --out of ${#fits} characters failed: $(cat "$work/out.txt")"
+    [ ${#fits} -eq 523 ] && [ -s "$fits/train.jsonl" ] && [ -s "$fits/test.jsonl" ]
+    ok $? "./train data --out of ${#fits} characters: the datasets are not in that folder"
+    rm -rf "$o/$c170"
+    long="$o/$(printf '%04100d' 0)/run"
+    n=${#long}
+    expect_refused "a run's --out" 2 "--out: path too long ($n > 4031 characters): '$o/0000" "$o" \
+        "$o/c.json" --out "$long" --quiet
+    expect_refused "the config file" 2 "the config file: path too long ($n > 4095 characters)" "$o" "$long"
+    expect_refused "distill --out" 2 "distill: --out: path too long ($n > 4031 characters)" "$o" distill "$o" \
+        --out "$long" --quiet
+    expect_refused "distill's run folder" 2 "distill: the run folder: path too long ($n > 4031 characters)" "$o" \
+        distill "$long" --quiet
+    expect_refused "curve --out" 2 "curve: --out: path too long ($n > 4031 characters)" "$o" curve "$o" \
+        --metric token_acc --out "$long"
+    expect_refused "sweep --merge" 2 "path too long" "$o" sweep --merge "$long"
+    printf '{"name": "x", "task": {"type": "file", "train_path": "%s", "test_path": "t.jsonl"}}\n' \
+        "$(printf '%0600d' 0)" >"$o/file.json"
+    expect_refused "task.train_path" 2 "task.train_path: must be 1-511 characters" "$o" "$o/file.json" \
+        --out "$o/run" --quiet
 }
 
 # mount_tmpfs DIR OPTIONS: 0 if mounted (and remembered for clean-up).
@@ -404,6 +438,7 @@ signals_in_save) case_signals_in_save ;;
 run_folder) case_run_folder ;;
 disk_full) case_disk_full ;;
 output_folder) case_output_folder ;;
+long_paths) case_long_paths ;;
 *) echo "faults.sh: unknown case '$case'"; exit 2 ;;
 esac
 finish

@@ -194,7 +194,7 @@ static void test_grid_and_jobs(void) {
 }
 
 static void test_resume(void) {
-    char C[300], cell[512], other[512], cmd[1024];
+    char C[300], cell[512], other[512], cmd[2048];
     snprintf(C, sizeof C, "%s/c", tmp);
     /* Every cell 20 of 40 steps in, with a checkpoint; then one finished cell copied in. */
     CHECK(RUN("sweep", cfg, "--out", C, "--set", "train.steps=20", "--quiet") == 0, "20-step sweep failed");
@@ -325,7 +325,7 @@ static void test_groups(void) {
     const char *line = csv ? strchr(csv, '\n') + 1 : "";
     for (int w = 0; w < 2 && *line; w++, line = strchr(line, '\n') + 1) {
         int n = csv_fields(line, f, 16);
-        char dir[512];
+        char dir[1024];
         snprintf(dir, sizeof dir, "%s/cells/d_model=%s,seed=1", G, f[0]);
         char *sum = read_in(dir, "summary.json");
         cJSON *j = cJSON_Parse(sum ? sum : ""), *grp = cJSON_GetObjectItem(j, "test_group_token_acc");

@@ -130,7 +130,7 @@ static void test_short_run(void) {
     CHECK(markers >= 6, "compare.svg has %d circle markers, want >= 6 (one per evaluation)", markers);
     free(svg);
     /* A sweep cell (SWEEP/cells/CELL) is named "SWEEP: CELL". */
-    char cells[600], cell[700], cmd[1400];
+    char cells[600], cell[700], cmd[2048];
     snprintf(cells, sizeof cells, "%s/mysweep/cells", tmp);
     snprintf(cell, sizeof cell, "%s/c1/", cells);
     snprintf(cmd, sizeof cmd, "mkdir -p '%s' && ln -s '%s' '%s/c1'", cells, out, cells);

@@ -20,6 +20,7 @@
  * its seed, eval.test_size, distill.valid_size and train.batch_size.  Declared, not
  * included, so this layer's header depends on nothing above it. */
 typedef struct Config Config;
+#include "attnlab/util/fsutil.h"
 
 /* k-hop's parameters plus the hop count of test examples (−1: like training). */
 typedef struct KhopTask { KhopParams p; int test_hops; } KhopTask;
@@ -41,7 +42,7 @@ typedef struct TaskData {
     int seq_len;                  /* the longest row of any split (the model's max_len) */
     int n_distinct_train;         /* distinct training sequences */
     char summary[512];            /* one line for the log, e.g. sizes and generator stats */
-    char source[CFG_PATH_MAX];    /* task_build_from's config file, for later messages */
+    char source[AL_PATH_MAX];     /* task_build_from's config file, for later messages */
 } TaskData;
 
 /* Generates the datasets of c->task from c->seed (train and test from separate

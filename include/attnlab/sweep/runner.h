@@ -67,7 +67,8 @@ void sweep_report_cell(const SweepRun *run, SweepTally *tally, long cell, int ex
 /* Seconds until the tally's last cell ends, as above; −1 before a cell is done. */
 double sweep_eta_s(const SweepTally *tally, int jobs);
 
-/* Path helpers: OUT/cells/NAME and OUT/base_config.json. */
+/* Path helpers: OUT/cells/NAME and OUT/base_config.json (n: AL_PATH_MAX; the sweep
+ * folder was checked to leave room for them, so a path that does not fit is a bug). */
 void sweep_cell_dir(const SweepRun *run, long cell, char *out, size_t n);
 void sweep_base_path(const char *out_dir, char *out, size_t n);
 

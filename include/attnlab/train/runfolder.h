@@ -18,13 +18,13 @@
 
 #include "attnlab/io/dirlock.h"
 #include "attnlab/config/config.h"
+#include "attnlab/util/fsutil.h"
 
-/* The longest run folder path accepted: files inside are joined to it in buffers
- * of CFG_PATH_MAX + 32 bytes, and the longest file name is shorter than 32. */
-#define RUNFOLDER_PATH_MAX (CFG_PATH_MAX - 1)
+/* The longest run folder path accepted: room for its files (AL_FOLDER_ROOM). */
+#define RUNFOLDER_PATH_MAX (AL_PATH_MAX - 1 - AL_FOLDER_ROOM)
 
 typedef struct RunFolder {
-    char dir[CFG_PATH_MAX];
+    char dir[AL_PATH_MAX];
     DirLock lock;
 } RunFolder;
 
@@ -42,7 +42,7 @@ int runfolder_open(RunFolder *f, const Config *cfg, const RunFolderOptions *o, A
  * distillation write (config, metrics, checkpoints, summary, figures, anna_*).
  * Returns 0 or 1 with err naming the file that could not be removed. */
 int runfolder_clear(const RunFolder *f, AlError *err);
-/* dir/file into out (CFG_PATH_MAX + 32 bytes hold any file of the run). */
+/* dir/file into out (AL_PATH_MAX bytes hold any file of the run). */
 void runfolder_path(const RunFolder *f, const char *file, char *out, size_t n);
 void runfolder_close(RunFolder *f);
 /* The key path of the first setting in which have differs from want, ignoring the

@@ -24,6 +24,11 @@ int al_fail(AlError *err, int code, const char *fmt, ...)
 void al_error_prefix(AlError *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* printf into a message buffer of n bytes, cut short on purpose when it does not
+ * fit: for human-readable text only (a log line, an error message), never for a
+ * path, which al_path_fmt (util/fsutil.h) refuses to cut.  Returns buf. */
+char *al_msgf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Aborts with file:line on a broken internal invariant (a bug, never bad input). */
 #define AL_ASSERT(c) do { if (!(c)) al_panic(__FILE__, __LINE__, #c); } while (0)
 void al_panic(const char *file, int line, const char *what) __attribute__((noreturn));
