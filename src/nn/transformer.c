@@ -21,7 +21,7 @@ void transformer_declare(Model *m) {
         model_decl_linear(m, &b->fc2, d, hidden, "blocks.%d.mlp.fc2", l);
     }
     model_decl_norm(m, &m->ln_f, "ln_f", 0);
-    /* Sparse attention's default block: B = 2^⌊log2 √L⌋ (docs/decisions.md, decision 7). */
+    /* Sparse attention's default block: B = 2^⌊log2 √L⌋ (docs/design.md, decision 7). */
     const CfgAttention *a = &m->cfg.attention;
     m->sparse_block = a->block;
     if (a->type == ATTN_SPARSE && m->sparse_block == 0)

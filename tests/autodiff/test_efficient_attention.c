@@ -339,7 +339,7 @@ static void check_sparse(const SparseConfig *c, int mode) {
 /* ============================================================================== */
 /* 4. Cost. */
 
-/* docs/decisions.md decision 7: the default block: 2^⌊log2 √L⌋. */
+/* docs/design.md decision 7: the default block: 2^⌊log2 √L⌋. */
 static int default_block(int L) {
     int b = 1;
     while ((long)(2 * b) * (2 * b) <= L) b *= 2;

@@ -328,7 +328,7 @@ static void test_params(void) {
     AlError err = { 0 };
     CHECK(lis_check(&(LisParams){ 10, 21, 0 }, &err) == 0, "number_range 2n+1 accepted: %s", err.msg);
     CHECK(lis_check(&(LisParams){ 3, 0, 1 }, &err) == 0, "n = 3 accepted: %s", err.msg);
-    /* docs/decisions.md decision 6, and Feng's vocabularies (LIS50/80/100: 203/233/253). */
+    /* docs/design.md decision 6, and Feng's vocabularies (LIS50/80/100: 203/233/253). */
     static const int n[] = { 10, 40, 50, 100, 149, 150, 175, 250 };
     static const int range[] = { 160, 190, 200, 250, 299, 301, 351, 501 };
     for (int i = 0; i < 8; i++) {

@@ -1,5 +1,5 @@
 /* test_p002_mc.c — paper 002's Monte-Carlo forward pass against closed forms and
- * reference numbers (the reference table of results/paper002/README.md; docs/decisions.md), and the mc config's errors.
+ * reference numbers (the reference table of results/paper002/README.md; docs/design.md), and the mc config's errors.
  *
  *  - Attention weights on the special key equal the closed forms of paper 002's attention weights
  *    (softmax 1/(1 + (n−1) n^{−a(1+a)}), linear (1+a)/(n+a), ...), computed here

@@ -5,7 +5,7 @@
  * the autodiff op ad_anna_attention), for fine-tuning the rest of a model with
  * ANNA in the loop; see there for why the queries and keys get no gradient.
  *
- * ANNA (docs/decisions.md, decision 1).  With the Lsh's ℓ tables g_1..g_ℓ and
+ * ANNA (docs/design.md, decision 1).  With the Lsh's ℓ tables g_1..g_ℓ and
  * q̂, k̂ the unit-normalised queries and keys,
  *   B_t(i) = { j : g_t(k̂_j) = g_t(q̂_i) }   (and j ≤ i when causal),
  *   y_i    = Σ_t Σ_{j∈B_t(i)} v_j / Σ_t |B_t(i)|,   y_i = 0 when every B_t(i) is empty:

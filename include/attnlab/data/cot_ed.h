@@ -8,7 +8,7 @@
  *     m[i][0] = i,  m[0][j] = j                                  (borders)
  *     m[i][j] = min(m[i−1][j] + 2, m[i][j−1] + 2, m[i−1][j−1] + (s_i = t_j ? 0 : 3))
  *
- * THE BORDER QUIRK (docs/decisions.md, decision 4): the public table starts as m[i][j] = i + j,
+ * THE BORDER QUIRK (docs/design.md, decision 4): the public table starts as m[i][j] = i + j,
  * so an insert or delete costs 1 along row/column 0 but 2 inside; replace costs 3.
  * This is reproduced exactly.  uniform_costs = 1 instead makes every edit cost 1
  * (interior 1/1, borders unchanged): the textbook Levenshtein distance.

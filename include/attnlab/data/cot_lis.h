@@ -32,7 +32,7 @@
  * [n + 1, number_range).  All choices uniform.
  *
  * number_range: the public note says "length + 150", which cannot draw a run of n
- * distinct values once n > 149 (paper 004's n = 175, 250).  docs/decisions.md, decision 6:
+ * distinct values once n > 149 (paper 004's n = 175, 250).  docs/design.md, decision 6:
  * number_range = max(n + 150, 2n + 1) — that is LisParams.number_range = 0.
  *
  * Lengths (tokens, <eos> included): CoT 2n + 4, direct n + 3 — every example has

@@ -1,4 +1,4 @@
-/* index_lookup.h — Index Lookup (paper 003, Bhattamishra et al. 2024, §3 and App. H.1;; docs/decisions.md).
+/* index_lookup.h — Index Lookup (paper 003, Bhattamishra et al. 2024, §3 and App. H.1;; docs/design.md).
  *
  * The task.  k symbols s_1..s_k drawn independently and uniformly from Σ, then ONE
  * index token p ∈ {1..k} drawn uniformly; the answer is s_p.  The index tokens are

@@ -53,7 +53,7 @@
  *    the null class instead — a constant target as the public blank (there is no
  *    separate blank class), so training and errors cover all seq_len positions,
  *    the ANNA paper's "error on all the tokens".
- *  - Decision 5 (docs/decisions.md): a proper output head with n_classes = A + 1,
+ *  - Decision 5 (docs/design.md): a proper output head with n_classes = A + 1,
  *    not the public hidden-state-as-logits; that is model code, not this file.
  *
  * ANNA induction-head setting: { alphabet 4, seq_len 100, min_hops 0, max_hops 1 },

@@ -13,7 +13,7 @@
  * members; a bin with no member at all is an error.  Finally the rows are shuffled.
  *
  * Why distinct and not Algorithm 2's literal "sample D/40, then permute": with
- * only D/40 distinct sequences the model memorises them (docs/decisions.md, decision 2). */
+ * only D/40 distinct sequences the model memorises them (docs/design.md, decision 2). */
 #ifndef ATTNLAB_DATA_MATCH2_H
 #define ATTNLAB_DATA_MATCH2_H
 

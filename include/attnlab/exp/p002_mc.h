@@ -1,6 +1,6 @@
 /* p002_mc.h — the forward Monte-Carlo experiments of paper 002 (Deng, Song, Zhou
  * 2023, "Superiority of Softmax: Unveiling the Performance Edge Over Linear
- * Attention"; docs/decisions.md; reference table in results/paper002/README.md).  Nothing is trained: the networks are fixed
+ * Attention"; docs/design.md; reference table in results/paper002/README.md).  Nothing is trained: the networks are fixed
  * by hand and only the random ±1 readout varies.
  *
  * The network (paper 002's fixed network F).  With scores S (rows × n), values V (n × dv) and a
