@@ -115,7 +115,9 @@ static int cfg_apply_string(Config *c, const CfgKey *k, const cJSON *v, const ch
         *(int *)cfg_slot(c, k) = idx;
         return 0;
     }
-    if (strlen(s) >= k->size || (k->ident && !cfg_ident_ok(s)))
+    if (!k->ident && strlen(s) >= k->size)
+        return cfg_fail_key(err, src, k->path, "too long (%zu > %zu characters)", strlen(s), k->size - 1);
+    if (k->ident && (strlen(s) >= k->size || !cfg_ident_ok(s)))
         return cfg_fail_key(err, src, k->path,
                             "must be 1-%zu characters of A-Z a-z 0-9 . _ - + (not starting with '.'), got %s",
                             k->size - 1, json_diag_describe(v, JSON_TEXT_NO_CONTROL, NULL, got, sizeof got));

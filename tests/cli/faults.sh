@@ -352,7 +352,7 @@ case_long_paths() {
     expect_refused "sweep --merge" 2 "path too long" "$o" sweep --merge "$long"
     printf '{"name": "x", "task": {"type": "file", "train_path": "%s", "test_path": "t.jsonl"}}\n' \
         "$(printf '%0600d' 0)" >"$o/file.json"
-    expect_refused "task.train_path" 2 "task.train_path: must be 1-511 characters" "$o" "$o/file.json" \
+    expect_refused "task.train_path" 2 "task.train_path: too long (600 > 511 characters)" "$o" "$o/file.json" \
         --out "$o/run" --quiet
 }
 
