@@ -483,7 +483,8 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     Grid g;
     if (grid_from_config(&cfg->distill, m->cfg.n_layers, &g, err)) return err->code;
     Dataset drawn, valid, test;
-    if (task_build_validation(cfg, td, &drawn, err)) return err->code;
+    TaskSpec spec;
+    if (task_build_validation(cfg_task_spec(cfg, &spec), td, &drawn, err)) return err->code;
     distill_eval_set(cfg, td, &drawn, &valid);
     distill_eval_set(cfg, td, &td->test, &test);
     dataset_free(&drawn);
@@ -551,7 +552,8 @@ int distill_main(const char *run_dir, const char *out_dir, const char *const *ov
     if (cfg_load(&cfg, path, overrides, n_overrides, err)) return err->code;
     if (check_model(&cfg.model, path, err)) return err->code;   /* before any data is drawn */
     TaskData td;
-    if (task_build_from(&cfg, path, &td, err)) return err->code;
+    TaskSpec spec;
+    if (task_build_from(cfg_task_spec(&cfg, &spec), path, &td, err)) return err->code;
     /* Not while a run (or another distillation) is writing in the run folder, or
      * another distillation in the output folder. */
     DirLock lock, out_lock;

@@ -3,12 +3,13 @@
 
 #include "attnlab/data/dataset.h"
 
+#include "param_check.h"
+
 int ar_keys(const ArParams *p) { return p->keys ? p->keys : p->n; }
 
 int ar_check(const ArParams *p, AlError *err) {
-    if (p->n < 1 || p->n > AR_MAX_N)
-        return al_fail(err, 2, "assoc_recall: seq_len %d must be in [1, %d] (context pairs before the query)",
-                       p->n, AR_MAX_N);
+    if (param_in_range(err, "assoc_recall", "seq_len", p->n, 1, AR_MAX_N, "context pairs before the query"))
+        return 2;
     int k = ar_keys(p);
     if (k < p->n || k > AR_MAX_KEYS)
         return al_fail(err, 2, "assoc_recall: keys %d must be in [seq_len = %d, %d] (the %d context keys are "

@@ -7,6 +7,7 @@
 #include "attnlab/data/cot_lis.h"
 
 #include "cot_common.h"
+#include "param_check.h"
 
 int lis_number_range(const LisParams *p) {
     if (p->number_range) return p->number_range;
@@ -16,9 +17,7 @@ int lis_number_range(const LisParams *p) {
 
 int lis_check(const LisParams *p, AlError *err) {
     int n = p->length;
-    if (n < 3 || n > LIS_MAX_LENGTH)
-        return al_fail(err, 2, "lis: length %d must be in [3, %d] (3 planted numbers at least)",
-                       n, LIS_MAX_LENGTH);
+    if (param_in_range(err, "lis", "length", n, 3, LIS_MAX_LENGTH, "3 planted numbers at least")) return 2;
     int r = lis_number_range(p);
     if (r < 2 * n + 1 || r > LIS_MAX_NUMBER_RANGE)
         return al_fail(err, 2, "lis: number_range %d must be in [2*length+1 = %d, %d] (inputs "

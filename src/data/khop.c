@@ -10,15 +10,17 @@
 
 #include "attnlab/data/dataset.h"
 
+#include "param_check.h"
+
 int khop_check(const KhopParams *p, AlError *err) {
     if (p->alphabet < 2)
         return al_fail(err, 2, "khop: alphabet %d must be >= 2 (consecutive symbols must differ)",
                        p->alphabet);
     if (p->alphabet > KHOP_MAX_ALPHABET)
         return al_fail(err, 2, "khop: alphabet %d must be <= %d", p->alphabet, KHOP_MAX_ALPHABET);
-    if (p->seq_len < 2 || p->seq_len > KHOP_MAX_SEQ_LEN)
-        return al_fail(err, 2, "khop: seq_len %d must be in [2, %d] (the hop-count token and "
-                       "at least one symbol)", p->seq_len, KHOP_MAX_SEQ_LEN);
+    if (param_in_range(err, "khop", "seq_len", p->seq_len, 2, KHOP_MAX_SEQ_LEN,
+                       "the hop-count token and at least one symbol"))
+        return 2;
     if (p->min_hops < 0)
         return al_fail(err, 2, "khop: min_hops %d must be >= 0", p->min_hops);
     if (p->max_hops < p->min_hops)

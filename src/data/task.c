@@ -1,6 +1,5 @@
 /* task.c — see task.h. */
 #include "attnlab/data/task.h"
-#include "attnlab/config/config.h"   /* Config: see task.h */
 #include "attnlab/data/jsonl.h"
 #include "attnlab/data/match2.h"
 #include "attnlab/data/seqset.h"
@@ -134,29 +133,29 @@ static int ar_generator(const CfgTask *t, TaskData *td, AlError *err) {
 }
 
 /* The generator of a generated task (every type but match2 and file). */
-static int task_generator(const Config *c, TaskData *td, AlError *err) {
-    switch (c->task.type) {
-    case TASK_KHOP: return khop_generator(&c->task, td, err);
-    case TASK_INDEX_LOOKUP: return idx_generator(&c->task, td, err);
-    case TASK_ARITH: case TASK_LIS: case TASK_ED: return cot_generator(&c->task, td, err);
-    case TASK_DYCK: return dyck_generator(&c->task, td, err);
-    case TASK_ASSOC_RECALL: return ar_generator(&c->task, td, err);
+static int task_generator(const TaskSpec *s, TaskData *td, AlError *err) {
+    switch (s->task.type) {
+    case TASK_KHOP: return khop_generator(&s->task, td, err);
+    case TASK_INDEX_LOOKUP: return idx_generator(&s->task, td, err);
+    case TASK_ARITH: case TASK_LIS: case TASK_ED: return cot_generator(&s->task, td, err);
+    case TASK_DYCK: return dyck_generator(&s->task, td, err);
+    case TASK_ASSOC_RECALL: return ar_generator(&s->task, td, err);
     case TASK_MATCH2: case TASK_FILE: break;
     }
-    return al_fail(err, 2, "task.type %d has no generator", (int)c->task.type);
+    return al_fail(err, 2, "task.type %d has no generator", (int)s->task.type);
 }
 
-static int build_match2(const Config *c, TaskData *td, AlError *err) {
-    const CfgTask *t = &c->task;
-    Rng train_rng = rng_stream(c->seed, 0x747261696e /* "train" */);
-    Rng test_rng = rng_stream(c->seed, 0x74657374 /* "test" */);
+static int build_match2(const TaskSpec *s, TaskData *td, AlError *err) {
+    const CfgTask *t = &s->task;
+    Rng train_rng = rng_stream(s->seed, 0x747261696e /* "train" */);
+    Rng test_rng = rng_stream(s->seed, 0x74657374 /* "test" */);
     Match2Stats tr, te;
     if (match2_generate(&td->train, t->train_size, t->seq_len, t->modulus, &train_rng, NULL, &tr, err))
         return err->code;
     SeqSet seen;
     seqset_init(&seen, t->seq_len, td->train.n);
     seqset_add_rows(&seen, td->train.tokens, td->train.n);
-    int rc = match2_generate(&td->test, c->eval.test_size, t->seq_len, t->modulus, &test_rng, &seen, &te, err);
+    int rc = match2_generate(&td->test, s->test_size, t->seq_len, t->modulus, &test_rng, &seen, &te, err);
     seqset_free(&seen);
     if (rc) return rc;
     td->n_distinct_train = tr.n_distinct;
@@ -169,31 +168,31 @@ static int build_match2(const Config *c, TaskData *td, AlError *err) {
 }
 
 /* Datasets a user brings (data/README.md): both files share one vocabulary. */
-static int build_file(const Config *c, TaskData *td, AlError *err) {
+static int build_file(const TaskSpec *s, TaskData *td, AlError *err) {
     JsonlOptions opt = {0};
     JsonlStats st[2];
-    if (jsonl_read_pair(c->task.train_path, c->task.test_path, &opt, &td->train, &td->test, st, err))
+    if (jsonl_read_pair(s->task.train_path, s->task.test_path, &opt, &td->train, &td->test, st, err))
         return err->code;
     td->n_distinct_train = dataset_count_distinct(&td->train);
     al_msgf(td->summary, sizeof td->summary, "file: %d training rows (%d distinct) from %s, %d test rows from %s, "
-             "vocabulary %d, %d classes", td->train.n, td->n_distinct_train, c->task.train_path, td->test.n,
-             c->task.test_path, td->train.vocab_size, td->train.n_classes);
+             "vocabulary %d, %d classes", td->train.n, td->n_distinct_train, s->task.train_path, td->test.n,
+             s->task.test_path, td->train.vocab_size, td->train.n_classes);
     return 0;
 }
 
 /* A generated task: a fixed training set of distinct examples (train_size > 0) or
  * streaming, and a test set of distinct examples disjoint from the training set. */
-static int build_generated(const Config *c, TaskData *td, AlError *err) {
+static int build_generated(const TaskSpec *s, TaskData *td, AlError *err) {
     const TaskGen *g = &td->gen;
-    Rng train_rng = rng_stream(c->seed, 0x747261696e /* "train" */);
-    Rng test_rng = rng_stream(c->seed, 0x74657374 /* "test" */);
+    Rng train_rng = rng_stream(s->seed, 0x747261696e /* "train" */);
+    Rng test_rng = rng_stream(s->seed, 0x74657374 /* "test" */);
     SeqSet keys;
-    seqset_init(&keys, g->max_len, c->task.train_size);
+    seqset_init(&keys, g->max_len, s->task.train_size);
     int rc = 0;
-    td->streaming = c->task.train_size == 0;
+    td->streaming = s->task.train_size == 0;
     if (!td->streaming)
-        rc = taskgen_dataset(g, SPLIT_TRAIN, c->task.train_size, &train_rng, NULL, &keys, &td->train, err);
-    if (!rc) rc = taskgen_dataset(g, SPLIT_TEST, c->eval.test_size, &test_rng, td->streaming ? NULL : &keys,
+        rc = taskgen_dataset(g, SPLIT_TRAIN, s->task.train_size, &train_rng, NULL, &keys, &td->train, err);
+    if (!rc) rc = taskgen_dataset(g, SPLIT_TEST, s->test_size, &test_rng, td->streaming ? NULL : &keys,
                                   NULL, &td->test, err);
     seqset_free(&keys);
     if (rc) return rc;
@@ -240,48 +239,48 @@ static void attribute(const char *source, AlError *err) {
 }
 
 /* A JSONL file that cannot be opened: which key gave its path. */
-static void attribute_file(const Config *c, const char *source, AlError *err) {
+static void attribute_file(const TaskSpec *s, const char *source, AlError *err) {
     char train[AL_PATH_MAX + 8], test[AL_PATH_MAX + 8];   /* a quoted task.*_path */
-    snprintf(train, sizeof train, "'%s'", c->task.train_path);
-    snprintf(test, sizeof test, "'%s'", c->task.test_path);
+    snprintf(train, sizeof train, "'%s'", s->task.train_path);
+    snprintf(test, sizeof test, "'%s'", s->task.test_path);
     if (strncmp(err->msg, "cannot ", 7)) return;   /* the others name the file and line */
     if (strstr(err->msg, train)) name_key(err, source, "task.train_path");
     else if (strstr(err->msg, test)) name_key(err, source, "task.test_path");
 }
 
 /* Match2's sizes: out of range, or more rejection sampling than is practical. */
-static int match2_sizes(const Config *c, AlError *err) {
-    if (match2_check_size(c->task.train_size, c->task.seq_len, c->task.modulus, err)) {
+static int match2_sizes(const TaskSpec *s, AlError *err) {
+    if (match2_check_size(s->task.train_size, s->task.seq_len, s->task.modulus, err)) {
         al_error_prefix(err, "task.train_size");
         return err->code;
     }
-    if (match2_check_size(c->eval.test_size, c->task.seq_len, c->task.modulus, err)) {
+    if (match2_check_size(s->test_size, s->task.seq_len, s->task.modulus, err)) {
         al_error_prefix(err, "eval.test_size");
         return err->code;
     }
     /* Distillation's validation split (task_build_validation): refused before training. */
-    if (c->distill.enabled && c->distill.valid_size &&
-        match2_check_size(c->distill.valid_size, c->task.seq_len, c->task.modulus, err)) {
+    if (s->distilling && s->valid_size &&
+        match2_check_size(s->valid_size, s->task.seq_len, s->task.modulus, err)) {
         al_error_prefix(err, "distill.valid_size");
         return err->code;
     }
     return 0;
 }
 
-/* The generator of c (td->gen and td->params), without drawing anything. */
-static int generator_of(const Config *c, TaskData *td, AlError *err) {
+/* The generator of s (td->gen and td->params), without drawing anything. */
+static int generator_of(const TaskSpec *s, TaskData *td, AlError *err) {
     memset(td, 0, sizeof *td);
-    if (c->task.type != TASK_MATCH2) return task_generator(c, td, err);
-    td->gen = (TaskGen){ .name = "match2", .vocab_size = c->task.modulus, .n_classes = 2, .max_len = c->task.seq_len };
+    if (s->task.type != TASK_MATCH2) return task_generator(s, td, err);
+    td->gen = (TaskGen){ .name = "match2", .vocab_size = s->task.modulus, .n_classes = 2, .max_len = s->task.seq_len };
     return 0;
 }
 
-int task_check(const Config *c, const char *source, AlError *err) {
-    if (c->task.type == TASK_FILE) return 0;   /* the reader checks the files */
+int task_check(const TaskSpec *s, const char *source, AlError *err) {
+    if (s->task.type == TASK_FILE) return 0;   /* the reader checks the files */
     TaskData scratch;
-    int rc = generator_of(c, &scratch, err);
+    int rc = generator_of(s, &scratch, err);
     if (rc) attribute(source, err);
-    else if (c->task.type == TASK_MATCH2 && (rc = match2_sizes(c, err))) name_key(err, source, NULL);
+    else if (s->task.type == TASK_MATCH2 && (rc = match2_sizes(s, err))) name_key(err, source, NULL);
     return rc;
 }
 
@@ -295,8 +294,8 @@ static double rows_bytes(double n, int max_len) {
 
 /* "task.seq_len=32", or the key that sets the length and the rows' length (file
  * tasks: the file holding the longest row). */
-static void len_keys(const Config *c, int max_len, int train_longest, char *out, size_t n) {
-    const CfgTask *t = &c->task;
+static void len_keys(const TaskSpec *s, int max_len, int train_longest, char *out, size_t n) {
+    const CfgTask *t = &s->task;
     switch (t->type) {
     case TASK_FILE:   /* the file with the longest row */
         snprintf(out, n, "%s '%s' (rows of up to %d tokens)", train_longest ? "task.train_path" : "task.test_path",
@@ -310,67 +309,69 @@ static void len_keys(const Config *c, int max_len, int train_longest, char *out,
     }
 }
 
-static void data_keys(const Config *c, char *out, size_t n) {
-    if (c->task.type == TASK_FILE) snprintf(out, n, "task.train_path, task.test_path");
-    else if (c->task.train_size == 0) snprintf(out, n, "eval.test_size=%d", c->eval.test_size);
-    else snprintf(out, n, "task.train_size=%d, eval.test_size=%d", c->task.train_size, c->eval.test_size);
+static void data_keys(const TaskSpec *s, char *out, size_t n) {
+    if (s->task.type == TASK_FILE) snprintf(out, n, "task.train_path, task.test_path");
+    else if (s->task.train_size == 0) snprintf(out, n, "eval.test_size=%d", s->test_size);
+    else snprintf(out, n, "task.train_size=%d, eval.test_size=%d", s->task.train_size, s->test_size);
 }
 
 /* The datasets alone, before a row is drawn (./train data and distill need them
  * too, with or without a model). */
-static int check_data_memory(const Config *c, const char *source, AlError *err) {
+static int check_data_memory(const TaskSpec *s, const char *source, AlError *err) {
     TaskData scratch;
     AlError ignored = {0};   /* task_check has reported a generator that fails */
-    if (c->task.type == TASK_FILE || generator_of(c, &scratch, &ignored)) return 0;
+    if (s->task.type == TASK_FILE || generator_of(s, &scratch, &ignored)) return 0;
     int T = scratch.gen.max_len;
-    double rows = (double)c->task.train_size + c->eval.test_size, need = rows_bytes(rows, T);
+    double rows = (double)s->task.train_size + s->test_size, need = rows_bytes(rows, T);
     char what[160], keys[256], b[2][24];
     double have = al_machine_memory(what, sizeof what);
     if (need <= have) return 0;
-    data_keys(c, keys, sizeof keys);
+    data_keys(s, keys, sizeof keys);
     return al_fail(err, 2, "%s%s%s: the datasets alone need about %s (%.0f rows of %d tokens, with the sets that keep "
                    "them distinct) but %s %s of memory; make them smaller", source ? source : "", source ? ": " : "",
                    keys, al_fmt_bytes(need, b[0], sizeof b[0]), rows, T, what, al_fmt_bytes(have, b[1], sizeof b[1]));
 }
 
-int task_check_memory(const Config *c, const TaskData *td, const char *source, AlError *err) {
+int task_check_memory(const TaskSpec *s, const CfgModel *model, int batch_size, const TaskData *td,
+                      const char *source, AlError *err) {
     TaskData scratch;
     double data;
     if (!td) {
-        if (c->task.type == TASK_FILE) return 0;   /* its shapes are known once the files are read */
-        if (generator_of(c, &scratch, err)) return err->code;
+        if (s->task.type == TASK_FILE) return 0;   /* its shapes are known once the files are read */
+        if (generator_of(s, &scratch, err)) return err->code;
         scratch.vocab_size = scratch.gen.vocab_size;
         scratch.n_classes = scratch.gen.n_classes;
         scratch.seq_len = scratch.gen.max_len;
         td = &scratch;
-        data = rows_bytes((double)c->task.train_size + c->eval.test_size, td->seq_len);
+        data = rows_bytes((double)s->task.train_size + s->test_size, td->seq_len);
     } else {
         data = rows_bytes((double)td->train.n + td->test.n, td->seq_len);
     }
     char len[AL_PATH_MAX + 64], keys[128];
-    len_keys(c, td->seq_len, td->train.seq_len == td->seq_len, len, sizeof len);
-    data_keys(c, keys, sizeof keys);
-    return model_memory_check(&c->model, c->train.batch_size, td->vocab_size, td->n_classes, td->seq_len, len, data,
+    len_keys(s, td->seq_len, td->train.seq_len == td->seq_len, len, sizeof len);
+    data_keys(s, keys, sizeof keys);
+    return model_memory_check(model, batch_size, td->vocab_size, td->n_classes, td->seq_len, len, data,
                               keys, source, err);
 }
 
-int task_build_from(const Config *c, const char *source, TaskData *td, AlError *err) {
+int task_build_from(const TaskSpec *s, const char *source, TaskData *td, AlError *err) {
     memset(td, 0, sizeof *td);
-    if (task_check(c, source, err) || check_data_memory(c, source, err)) return err->code;
-    int rc = task_build(c, td, err);
-    if (!rc && (rc = al_path_fmt(td->source, sizeof td->source, err, "%s", source))) task_free(td);
-    else if (c->task.type == TASK_FILE) attribute_file(c, source, err);
+    if (task_check(s, source, err) || check_data_memory(s, source, err)) return err->code;
+    int rc = task_build(s, td, err);
+    if (!rc) {
+        if ((rc = al_path_fmt(td->source, sizeof td->source, err, "%s", source))) task_free(td);
+    } else if (s->task.type == TASK_FILE) attribute_file(s, source, err);
     else attribute(source, err);
     return rc;
 }
 
-int task_build(const Config *c, TaskData *td, AlError *err) {
+int task_build(const TaskSpec *s, TaskData *td, AlError *err) {
     memset(td, 0, sizeof *td);
     int rc = 0;
-    switch (c->task.type) {
-    case TASK_MATCH2: rc = build_match2(c, td, err); break;
-    case TASK_FILE: rc = build_file(c, td, err); break;
-    default: rc = task_generator(c, td, err) || build_generated(c, td, err); break;
+    switch (s->task.type) {
+    case TASK_MATCH2: rc = build_match2(s, td, err); break;
+    case TASK_FILE: rc = build_file(s, td, err); break;
+    default: rc = task_generator(s, td, err) || build_generated(s, td, err); break;
     }
     if (rc) {
         task_free(td);
@@ -382,22 +383,22 @@ int task_build(const Config *c, TaskData *td, AlError *err) {
     return 0;
 }
 
-int task_build_validation(const Config *c, const TaskData *td, Dataset *out, AlError *err) {
+int task_build_validation(const TaskSpec *s, const TaskData *td, Dataset *out, AlError *err) {
     memset(out, 0, sizeof *out);
-    const int n = c->distill.valid_size ? c->distill.valid_size : c->eval.test_size;
+    const int n = s->valid_size ? s->valid_size : s->test_size;
     const char *src = *td->source ? td->source : "config";
-    if (c->task.type == TASK_FILE)
+    if (s->task.type == TASK_FILE)
         return al_fail(err, 2, "%s: distill.valid_size: task.type \"file\" has no generator to draw a validation "
                        "split from (distil a generated task)", src);
-    Rng rng = rng_stream(c->seed, 0x76616c6964 /* "valid" */);
+    Rng rng = rng_stream(s->seed, 0x76616c6964 /* "valid" */);
     int rc;
-    if (c->task.type == TASK_MATCH2) {
+    if (s->task.type == TASK_MATCH2) {
         SeqSet seen;
-        seqset_init(&seen, c->task.seq_len, td->train.n + td->test.n);
+        seqset_init(&seen, s->task.seq_len, td->train.n + td->test.n);
         seqset_add_rows(&seen, td->train.tokens, td->train.n);
         seqset_add_rows(&seen, td->test.tokens, td->test.n);
-        rc = match2_check_size(n, c->task.seq_len, c->task.modulus, err);
-        if (!rc) rc = match2_generate(out, n, c->task.seq_len, c->task.modulus, &rng, &seen, NULL, err);
+        rc = match2_check_size(n, s->task.seq_len, s->task.modulus, err);
+        if (!rc) rc = match2_generate(out, n, s->task.seq_len, s->task.modulus, &rng, &seen, NULL, err);
         seqset_free(&seen);
     } else {
         SeqSet keys;

@@ -261,9 +261,11 @@ static int check_cells(const SweepSpec *s, const Config *base, const char *src, 
         int n = sweep_cell_sets(s, c, sets);
         Config cfg = *base;
         AlError e = {0};
+        TaskSpec spec;
         sweep_cell_name(s, c, name, sizeof name);
         if (cfg_set_all(&cfg, (const char *const *)sets, n, src, &e)) rc = cell_error(s, c, sets, n, &e, src, err);
-        else if (task_check(&cfg, NULL, &e) || task_check_memory(&cfg, NULL, NULL, &e))
+        else if (task_check(cfg_task_spec(&cfg, &spec), NULL, &e) ||
+                 task_check_memory(&spec, &cfg.model, cfg.train.batch_size, NULL, NULL, &e))
             rc = al_fail(err, 2, "%s: sweep cell %s: %s", src, name, e.msg);
         else if (!sweep_metric_applies(s->metric, &cfg))
             rc = al_fail(err, 2, "%s: sweep.metric \"%s\" is only reported for chain-of-thought tasks (arith, lis, "

@@ -317,8 +317,10 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
 static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     if (cfg_load(&r->cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
     r->config_json = cfg_to_json(&r->cfg);
-    if (task_build_from(&r->cfg, opt->config_path, &r->data, err)) return err->code;
-    if (task_check_memory(&r->cfg, &r->data, opt->config_path, err)) return err->code;
+    TaskSpec spec;
+    if (task_build_from(cfg_task_spec(&r->cfg, &spec), opt->config_path, &r->data, err)) return err->code;
+    if (task_check_memory(&spec, &r->cfg.model, r->cfg.train.batch_size, &r->data, opt->config_path, err))
+        return err->code;
     if (check_threads(&r->cfg, opt, err)) return err->code;
     RunFolderOptions fo = { opt->out_dir, opt->config_path, opt->resume, opt->force };
     if (runfolder_open(&r->folder, &r->cfg, &fo, err)) return err->code;
@@ -487,10 +489,11 @@ static void teardown(Run *r) {
 int train_write_data(const TrainOptions *opt, AlError *err) {
     Config cfg;
     TaskData td;
+    TaskSpec spec;
     char dir[AL_PATH_MAX];
     if (opt->out_dir && al_path_check(opt->out_dir, AL_FOLDER_ROOM, "--out", err)) return err->code;
     if (cfg_load(&cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
-    if (task_build_from(&cfg, opt->config_path, &td, err)) return err->code;
+    if (task_build_from(cfg_task_spec(&cfg, &spec), opt->config_path, &td, err)) return err->code;
     char *type = cfg_to_json(&cfg), *at = strstr(type, "\"type\": \""), name[64] = "task";
     if (at) sscanf(at + 9, "%63[^\"]", name);
     free(type);

@@ -143,10 +143,11 @@ static void test_validation_split(void) {
         AlError err = { 0 };
         CHECK(cfg_parse(&c, configs[k], "t.json", &err) == 0, "config %d: %s", k, err.msg);
         TaskData td;
-        CHECK(task_build(&c, &td, &err) == 0, "task %d: %s", k, err.msg);
+        TaskSpec spec;
+        CHECK(task_build(cfg_task_spec(&c, &spec), &td, &err) == 0, "task %d: %s", k, err.msg);
         Dataset v, v2;
-        CHECK(task_build_validation(&c, &td, &v, &err) == 0, "validation %d: %s", k, err.msg);
-        CHECK(task_build_validation(&c, &td, &v2, &err) == 0 && v.n == v2.n &&
+        CHECK(task_build_validation(&spec, &td, &v, &err) == 0, "validation %d: %s", k, err.msg);
+        CHECK(task_build_validation(&spec, &td, &v2, &err) == 0 && v.n == v2.n &&
               !memcmp(v.tokens, v2.tokens, (size_t)v.n * v.seq_len * sizeof(int)), "validation %d not reproducible", k);
         check_disjoint(configs[k], &v, &td.train, &td.test, want[k]);
         if (k > 0) {
@@ -187,7 +188,9 @@ static void test_validation_split(void) {
     TaskData none;
     memset(&none, 0, sizeof none);
     Dataset v;
-    CHECK(task_build_validation(&f, &none, &v, &err) == 2 && strstr(err.msg, "distill.valid_size: task.type \"file\""),
+    TaskSpec spec;
+    CHECK(task_build_validation(cfg_task_spec(&f, &spec), &none, &v, &err) == 2 &&
+          strstr(err.msg, "distill.valid_size: task.type \"file\""),
           "file task: %s", err.msg);
 }
 

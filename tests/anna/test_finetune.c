@@ -179,7 +179,8 @@ static void test_frozen(CfgFinetuneParams which) {
     CHECK(cfg_load(&cfg, path, sets, 1, &err) == 0, "config: %s", err.msg);
     cfg.distill.finetune_params = which;
     TaskData td;
-    CHECK(task_build(&cfg, &td, &err) == 0, "task: %s", err.msg);
+    TaskSpec spec;
+    CHECK(task_build(cfg_task_spec(&cfg, &spec), &td, &err) == 0, "task: %s", err.msg);
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
     snprintf(path, sizeof path, "%s/model.safetensors", run);
     CHECK(checkpoint_load_model(path, m, &err) == 0, "load: %s", err.msg);

@@ -45,9 +45,10 @@ int main(int argc, char **argv) {
     char path[1024];
     Config cfg;
     TaskData td;
+    TaskSpec spec;
     AlError err = {0};
     snprintf(path, sizeof path, "%s/config.json", argv[1]);
-    if (cfg_load(&cfg, path, NULL, 0, &err) || task_build(&cfg, &td, &err)) {
+    if (cfg_load(&cfg, path, NULL, 0, &err) || task_build(cfg_task_spec(&cfg, &spec), &td, &err)) {
         fprintf(stderr, "ckpt_check: %s\n", err.msg);
         return 1;
     }

@@ -137,14 +137,15 @@ static void test_task(void) {
                            "\"eval\": {\"test_size\": 300}}", "ar.json", &err);
     CHECK(rc == 0, "config refused: %s", err.msg);
     TaskData td;
-    rc = task_build_from(&c, "ar.json", &td, &err);
+    TaskSpec spec;
+    rc = task_build_from(cfg_task_spec(&c, &spec), "ar.json", &td, &err);
     CHECK(rc == 0 && td.streaming && td.vocab_size == 24 && td.n_classes == 2 && td.seq_len == 9 &&
           td.test.n == 300, "task_build: rc %d streaming %d vocab %d classes %d len %d test %d (%s)", rc,
           td.streaming, td.vocab_size, td.n_classes, td.seq_len, td.test.n, err.msg);
     if (!rc) task_free(&td);
     rc = cfg_parse(&c, "{\"task\": {\"type\": \"assoc_recall\", \"seq_len\": 8, \"keys\": 5}}", "ar.json", &err);
     CHECK(rc == 0, "config with keys 5 refused by the loader (the generator checks it): %s", err.msg);
-    rc = task_build_from(&c, "ar.json", &td, &err);
+    rc = task_build_from(cfg_task_spec(&c, &spec), "ar.json", &td, &err);
     CHECK(rc == 2 && !strncmp(err.msg, "ar.json: task.keys: assoc_recall: keys 5 must be in [seq_len = 8", 63),
           "keys < seq_len: rc %d, %s", rc, err.msg);
     rc = cfg_parse(&c, "{\"task\": {\"type\": \"index_lookup\", \"keys\": 5}}", "x.json", &err);

@@ -39,8 +39,9 @@ static void init_once(void) {
     if (g.model) return;
     Config c;
     TaskData td;
+    TaskSpec spec;
     AlError err = {0};
-    if (cfg_parse(&c, FUZZ_CONFIG, "FUZZ_CONFIG", &err) || task_build(&c, &td, &err))
+    if (cfg_parse(&c, FUZZ_CONFIG, "FUZZ_CONFIG", &err) || task_build(cfg_task_spec(&c, &spec), &td, &err))
         fuzz_fail("FUZZ_CONFIG: %s", err.msg);
     g.config_json = cfg_to_json(&c);
     g.model = model_create(&c.model, td.vocab_size, td.n_classes, td.seq_len, c.seed);

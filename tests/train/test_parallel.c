@@ -283,7 +283,9 @@ static void check_answers(void) {
                        "\"attention\": {\"causal\": true}}, \"train\": {\"batch_size\": 16, \"lr\": 0.01}, "
                        "\"eval\": {\"test_size\": 37}}";
     TaskData td;
-    if (cfg_parse(&cfg, json, "test_parallel", &err) || task_build_from(&cfg, "test_parallel", &td, &err)) {
+    TaskSpec spec;
+    if (cfg_parse(&cfg, json, "test_parallel", &err) ||
+        task_build_from(cfg_task_spec(&cfg, &spec), "test_parallel", &td, &err)) {
         CHECK(0, "arith task: %s", err.msg);
         return;
     }

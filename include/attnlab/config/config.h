@@ -111,5 +111,9 @@ char *cfg_help(void);
  * NULL when they are the same config (keys that do not apply to a's task type are
  * ignored).  For the round-trip tests and for checking a resume against its run. */
 const char *cfg_first_difference(const Config *a, const Config *b);
+/* Fills spec with what building c's data reads (data/task_config.h: the task
+ * section, seed, eval.test_size, distill.valid_size and distill.enabled) and
+ * returns it, so a call can be the argument of task_build and its kin. */
+const TaskSpec *cfg_task_spec(const Config *c, TaskSpec *spec);
 
 #endif

@@ -8,6 +8,8 @@
 #ifndef ATTNLAB_DATA_TASK_CONFIG_H
 #define ATTNLAB_DATA_TASK_CONFIG_H
 
+#include <stdint.h>
+
 /* Longest file or folder path a config holds (with its NUL), and the size of the
  * path buffers built from one. */
 #define CFG_PATH_MAX 512
@@ -38,5 +40,18 @@ typedef struct CfgTask {
     int keys;                /* assoc_recall: key alphabet K >= seq_len; 0 = 4 * seq_len */
     char train_path[CFG_PATH_MAX], test_path[CFG_PATH_MAX];   /* file: JSONL datasets (data/README.md) */
 } CfgTask;
+
+/* Everything building a run's data reads (data/task.h): the task section and the
+ * few settings of other sections that size or seed its splits.  The config module
+ * fills it from a whole config (cfg_task_spec), so this layer needs nothing of the
+ * config schema. */
+typedef struct TaskSpec {
+    CfgTask task;
+    uint64_t seed;           /* seed: the train, test and validation splits draw from its streams */
+    int test_size;           /* eval.test_size */
+    int valid_size;          /* distill.valid_size: rows of the validation split; 0 = test_size */
+    int distilling;          /* distill.enabled: task_check then also refuses a validation split
+                                match2 could not fill, before the run trains */
+} TaskSpec;
 
 #endif
