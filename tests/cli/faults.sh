@@ -351,8 +351,8 @@ case_long_paths() {
         --metric token_acc --out "$long"
     expect_refused "sweep --merge" 2 "path too long" "$o" sweep --merge "$long"
     printf '{"name": "x", "task": {"type": "file", "train_path": "%s", "test_path": "t.jsonl"}}\n' \
-        "$(printf '%0600d' 0)" >"$o/file.json"
-    expect_refused "task.train_path" 2 "task.train_path: too long (600 > 511 characters)" "$o" "$o/file.json" \
+        "$(printf '%04200d' 0)" >"$o/file.json"
+    expect_refused "task.train_path" 2 "task.train_path: too long (4200 > 4095 characters)" "$o" "$o/file.json" \
         --out "$o/run" --quiet
 }
 

@@ -8,11 +8,9 @@
 #ifndef ATTNLAB_DATA_TASK_CONFIG_H
 #define ATTNLAB_DATA_TASK_CONFIG_H
 
-#include <stdint.h>
+#include "attnlab/util/fsutil.h"   /* AL_PATH_MAX: the one path maximum */
 
-/* Longest file or folder path a config holds (with its NUL), and the size of the
- * path buffers built from one. */
-#define CFG_PATH_MAX 512
+#include <stdint.h>
 
 typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED, TASK_DYCK,
                TASK_ASSOC_RECALL, TASK_FILE } CfgTaskType;   /* "file" stays last in the listed choices */
@@ -38,7 +36,7 @@ typedef struct CfgTask {
     int uniform_costs;       /* ed: bool, Levenshtein costs instead of the public generator's */
     int depth, types;        /* dyck: bounded depth and bracket types (paper 003: 2, 2) */
     int keys;                /* assoc_recall: key alphabet K >= seq_len; 0 = 4 * seq_len */
-    char train_path[CFG_PATH_MAX], test_path[CFG_PATH_MAX];   /* file: JSONL datasets (data/README.md) */
+    char train_path[AL_PATH_MAX], test_path[AL_PATH_MAX];   /* file: JSONL datasets (data/README.md) */
 } CfgTask;
 
 /* Everything building a run's data reads (data/task.h): the task section and the
