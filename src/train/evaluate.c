@@ -151,9 +151,15 @@ EvalResult evaluate_pool(StepPool *p, const Dataset *d, int batch_size, int n_gr
     return eval_result(&c, loss_sum, use_groups ? n_groups : 0);
 }
 
-/* Is the generated row's final answer the reference's? */
+/* Is the generated row's final answer the reference's?  A task without an extractor
+ * (task type "file" with the chain-of-thought keys) holds its answer at the row's
+ * own place: answer_start … + answer_len of the generated row. */
 static int answer_right(const TaskGen *g, const int *out, int len, const int *ref, const RowInfo *info) {
-    int start, alen;
+    int start = info->answer_start, alen = info->answer_len;
+    if (!g->extract_answer) {
+        if (start < 0 || start + alen > len) return 0;
+        return !memcmp(out + start, ref + start, (size_t)alen * sizeof(int));
+    }
     if (!g->extract_answer(g, out, len, &start, &alen) || alen != info->answer_len) return 0;
     return !memcmp(out + start, ref + info->answer_start, (size_t)alen * sizeof(int));
 }

@@ -35,7 +35,10 @@ EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_g
 
 /* Chain of thought (paper 004 protocol): greedy-decodes every test prompt with a KV
  * cache and counts the rows whose final answer, located by g->extract_answer in
- * the generated text, equals the reference answer.  Returns the fraction right. */
+ * the generated text, equals the reference answer.  Returns the fraction right.
+ * Without an extractor (file rows with prompt_len / answer_start / answer_len), the
+ * answer is the generated row's tokens at the reference's answer positions; set
+ * g->eos_id to −1 then (no stop token: each row runs to its dataset length). */
 double evaluate_answers(Model *m, const Dataset *d, const TaskGen *g, int batch_size);
 
 /* The same two over a data-parallel pool (train/step.h): each thread takes whole
