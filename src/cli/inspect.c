@@ -141,9 +141,12 @@ static int inspect_row(Inspect *in, const Dataset *d, int row, int ex, AlError *
 }
 
 static int write_files(Inspect *in, AlError *err) {
-    char path[AL_PATH_MAX];
+    char path[AL_PATH_MAX], max_len[16];
+    /* max_len: what python/attnlab_torch.py needs to rebuild sparse attention's "auto" block. */
+    snprintf(max_len, sizeof max_len, "%d", in->r->model->max_len);
+    StMeta meta[] = { { "max_len", max_len }, { "run", in->r->dir } };
     if (al_path_fmt(path, sizeof path, err, "%s/attention.safetensors", in->dir) ||
-        st_write(path, in->st, in->n_st, NULL, 0, err))
+        st_write(path, in->st, in->n_st, meta, 2, err))
         return err->code;
     if (al_path_fmt(path, sizeof path, err, "%s/predictions.tsv", in->dir)) return err->code;
     return write_text_atomic(path, in->tsv.s, err);
