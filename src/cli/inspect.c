@@ -153,11 +153,11 @@ static int write_files(Inspect *in, AlError *err) {
 }
 
 /* The rows to inspect: --example N of the test set (default 0), or the file's first 16. */
-static int choose_rows(const UseArgs *a, const Dataset *d, int *first, int *n, AlError *err) {
+static int choose_rows(const UseArgs *a, const LoadedRun *r, const Dataset *d, int *first, int *n, AlError *err) {
     *first = a->example > 0 ? a->example : 0;
     if (*first >= d->n)
-        return al_fail(err, 2, "inspect: --example %d, but the test set of %s has %d rows (0..%d)", *first, a->dir,
-                       d->n, d->n - 1);
+        return al_fail(err, 2, "inspect: --example %d, but the test set of %s has %d rows (0..%d)", *first,
+                       r->config_path, d->n, d->n - 1);
     *n = a->data ? (d->n < INSPECT_MAX_EXAMPLES ? d->n : INSPECT_MAX_EXAMPLES) : 1;
     if (a->data && d->n > INSPECT_MAX_EXAMPLES)
         printf("inspect: %s has %d rows; inspecting the first %d\n", a->data, d->n, INSPECT_MAX_EXAMPLES);
@@ -168,7 +168,7 @@ static int inspect_all(const UseArgs *a, const LoadedRun *r, const Dataset *d, c
     int first, n;
     if (r->model->cfg.type == MODEL_LSTM)
         return al_fail(err, 2, "inspect: %s is an LSTM: it has no attention to show", r->config_path);
-    if (choose_rows(a, d, &first, &n, err) || al_mkdir_p(dir, err)) return err->code;
+    if (choose_rows(a, r, d, &first, &n, err) || al_mkdir_p(dir, err)) return err->code;
     size_t n_st = (size_t)n * (1 + r->model->cfg.n_layers);
     Inspect in = { r, dir, { 0 }, calloc(n_st, sizeof(StTensor)), calloc(n_st, 32), 0,
                    calloc((size_t)n * 2, sizeof(void *)), 0 };
