@@ -19,17 +19,7 @@ static cJSON *metrics_json(const LoadedRun *r, const UseArgs *a, const Dataset *
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "run", r->dir);
     cJSON_AddStringToObject(j, "data", a->data ? a->data : "test set");
-    cJSON_AddNumberToObject(j, "test_loss", e->loss);
-    cJSON_AddNumberToObject(j, "test_token_acc", e->token_acc);
-    cJSON_AddNumberToObject(j, "test_token_error", 1 - e->token_acc);
-    cJSON_AddNumberToObject(j, "test_seq_acc", e->seq_acc);
-    if (e->answer_acc >= 0) cJSON_AddNumberToObject(j, "test_answer_acc", e->answer_acc);
-    cJSON *groups = NULL;
-    for (int g = 0; g < e->n_groups; g++) {
-        if (!e->group_tokens[g]) continue;
-        if (!groups) groups = cJSON_AddObjectToObject(j, "test_group_token_acc");
-        cJSON_AddNumberToObject(groups, r->data.gen.group_names[g], e->group_acc[g]);
-    }
+    eval_result_add_json(j, e, r->data.gen.group_names);
     cJSON_AddNumberToObject(j, "test_sequences", d->n);
     cJSON_AddNumberToObject(j, "test_tokens", (double)e->n_tokens);
     attnlab_add_provenance(j);
@@ -82,26 +72,21 @@ static EvalResult run_eval(LoadedRun *r, const Dataset *d) {
 }
 
 int cli_eval(int argc, char **argv, AlError *err) {
-    UseArgs a;
-    LoadedRun r;
-    Dataset file;
-    const Dataset *d;
+    UseRun u;
     char path[AL_PATH_MAX];
-    if (use_parse(argc, argv, "--data --set --json --out", &a, err) || out_path(&a, path, sizeof path, err))
-        return err->code;
-    if (use_open(&a, &r, &file, &d, err)) {
-        use_close(&r, &file);
+    if (use_start(&u, argc, argv, "--data --set --json --out", err) || out_path(&u.a, path, sizeof path, err)) {
+        use_end(&u);
         return err->code;
     }
-    EvalResult e = run_eval(&r, d);
-    cJSON *j = metrics_json(&r, &a, d, &e);
+    EvalResult e = run_eval(&u.r, u.d);
+    cJSON *j = metrics_json(&u.r, &u.a, u.d, &e);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
-    if (a.json) printf("%s\n", text);
-    else print_text(&r, &a, &e);
+    if (u.a.json) printf("%s\n", text);
+    else print_text(&u.r, &u.a, &e);
     int rc = write_text_atomic(path, text, err);
-    if (!rc && !a.json) printf("wrote %s\n", path);
+    if (!rc && !u.a.json) printf("wrote %s\n", path);
     free(text);
-    use_close(&r, &file);
+    use_end(&u);
     return rc;
 }

@@ -127,13 +127,9 @@ static int generate_prompt(const LoadedRun *r, const UseArgs *a, AlError *err) {
 }
 
 int cli_generate(int argc, char **argv, AlError *err) {
-    UseArgs a;
-    LoadedRun r;
-    Dataset file;
-    const Dataset *d;
-    if (use_parse(argc, argv, "--prompt --data --max-new", &a, err)) return err->code;
-    int rc = use_open(&a, &r, &file, &d, err) || check_decodable(&r, err);
-    if (!rc) rc = a.prompt ? generate_prompt(&r, &a, err) : generate_rows(&r, &a, d, err);
-    use_close(&r, &file);
+    UseRun u;
+    int rc = use_start(&u, argc, argv, "--prompt --data --max-new", err) || check_decodable(&u.r, err);
+    if (!rc) rc = u.a.prompt ? generate_prompt(&u.r, &u.a, err) : generate_rows(&u.r, &u.a, u.d, err);
+    use_end(&u);
     return rc ? err->code : 0;
 }

@@ -189,15 +189,12 @@ static int inspect_all(const UseArgs *a, const LoadedRun *r, const Dataset *d, c
 }
 
 int cli_inspect(int argc, char **argv, AlError *err) {
-    UseArgs a;
-    LoadedRun r;
-    Dataset file;
-    const Dataset *d;
+    UseRun u;
     char dir[AL_PATH_MAX];
-    if (use_parse(argc, argv, "--example --data --out", &a, err)) return err->code;
-    if (a.out ? al_path_fmt(dir, sizeof dir, err, "%s", a.out) : al_path_fmt(dir, sizeof dir, err, "%s/inspect", a.dir))
-        return err->code;
-    int rc = use_open(&a, &r, &file, &d, err) ? err->code : inspect_all(&a, &r, d, dir, err);
-    use_close(&r, &file);
-    return rc;
+    int rc = use_start(&u, argc, argv, "--example --data --out", err);
+    if (!rc) rc = u.a.out ? al_path_fmt(dir, sizeof dir, err, "%s", u.a.out)
+                          : al_path_fmt(dir, sizeof dir, err, "%s/inspect", u.a.dir);
+    if (!rc) rc = inspect_all(&u.a, &u.r, u.d, dir, err);
+    use_end(&u);
+    return rc ? err->code : 0;
 }

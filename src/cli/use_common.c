@@ -64,18 +64,19 @@ int use_parse(int argc, char **argv, const char *allowed, UseArgs *a, AlError *e
     return 0;
 }
 
-int use_open(const UseArgs *a, LoadedRun *r, Dataset *file, const Dataset **d, AlError *err) {
-    memset(file, 0, sizeof *file);
-    if (runload_open(r, a->dir, a->sets, a->n_sets, err)) return err->code;
-    *d = &r->data.test;
-    if (!a->data) return 0;
-    *d = file;
-    return runload_read_data(r, a->data, file, err);
+int use_start(UseRun *u, int argc, char **argv, const char *allowed, AlError *err) {
+    memset(u, 0, sizeof *u);
+    if (use_parse(argc, argv, allowed, &u->a, err) || runload_open(&u->r, u->a.dir, u->a.sets, u->a.n_sets, err))
+        return err->code;
+    u->d = &u->r.data.test;
+    if (!u->a.data) return 0;
+    u->d = &u->file;
+    return runload_read_data(&u->r, u->a.data, &u->file, err);
 }
 
-void use_close(LoadedRun *r, Dataset *file) {
-    dataset_free(file);
-    runload_close(r);
+void use_end(UseRun *u) {
+    dataset_free(&u->file);
+    runload_close(&u->r);
 }
 
 const char *use_token_label(const LoadedRun *r, int id, char *buf, size_t n) {

@@ -2,6 +2,7 @@
 #include "attnlab/train/evaluate.h"
 #include "attnlab/nn/decode.h"
 
+#include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,20 @@ static double eval_batch(Model *m, Tape *t, const Dataset *d, int start, int B, 
     c->seqs += B;
     /* cross_entropy is a mean over this batch's scored positions: weight it back. */
     return ad_cross_entropy(t, logits, targets)->data[0] * (double)(c->scored - scored_before);
+}
+
+void eval_result_add_json(cJSON *j, const EvalResult *e, const char *const *group_names) {
+    cJSON_AddNumberToObject(j, "test_loss", e->loss);
+    cJSON_AddNumberToObject(j, "test_token_acc", e->token_acc);
+    cJSON_AddNumberToObject(j, "test_token_error", 1 - e->token_acc);
+    cJSON_AddNumberToObject(j, "test_seq_acc", e->seq_acc);
+    if (e->answer_acc >= 0) cJSON_AddNumberToObject(j, "test_answer_acc", e->answer_acc);
+    cJSON *groups = NULL;
+    for (int g = 0; g < e->n_groups; g++) {
+        if (!e->group_tokens[g]) continue;   /* e.g. hop counts the test set never draws */
+        if (!groups) groups = cJSON_AddObjectToObject(j, "test_group_token_acc");
+        cJSON_AddNumberToObject(groups, group_names[g], e->group_acc[g]);
+    }
 }
 
 static EvalResult eval_result(const EvalCounts *c, double loss_sum, int n_groups) {
