@@ -3,6 +3,9 @@
  *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume | --force] [--quiet]
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--quiet]
+ *   ./train eval RUN_DIR [--data FILE.jsonl] [--set eval.key=value]… [--json] [--out FILE]
+ *   ./train generate RUN_DIR [--prompt "tokens…" | --data FILE.jsonl] [--max-new N]
+ *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR]
  *   ./train curve RUN_DIR…  [--metric M] [--out FILE.svg]
  *   ./train curve SWEEP_DIR… --x AXIS --out FILE.svg [--metric M]
  *   ./train mc CONFIG.json [--out DIR] [--quiet]
@@ -16,6 +19,7 @@
 #include "attnlab/anna/distill.h"
 #include "attnlab/bench/bench.h"
 #include "attnlab/cli/run.h"
+#include "attnlab/cli/use.h"
 #include "attnlab/exp/p002_run.h"
 #include "attnlab/report/curve.h"
 #include "attnlab/sweep/plot.h"
@@ -52,6 +56,15 @@ static void usage(FILE *f) {
         "                                  (or into DIR, so grids with other --set distill.… sit side by side)\n"
         "                                  (distill.finetune_steps > 0: then fine-tunes with ANNA in\n"
         "                                  the loop and writes anna_finetune.csv)\n"
+        "  ./train eval RUN_DIR [--data FILE.jsonl] [--set eval.key=value] [--json] [--out FILE]\n"
+        "                                  the trained model's metrics on its test set or FILE, as\n"
+        "                                  training reports them (RUN_DIR/eval.json; --json: to stdout)\n"
+        "  ./train generate RUN_DIR [--prompt \"tokens…\" | --data FILE.jsonl] [--max-new N]\n"
+        "                                  greedy decoding of a prompt, FILE's rows or the test set;\n"
+        "                                  answer accuracy when the rows have answers\n"
+        "  ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR]\n"
+        "                                  attention maps per layer and head (SVG, safetensors) and\n"
+        "                                  per-position predictions (default DIR: RUN_DIR/inspect)\n"
         "  ./train curve RUN_DIR           (re)draw RUN_DIR/curve.svg from its metrics.jsonl\n"
         "  ./train curve RUN_DIR… --out FILE.svg [--metric token_acc|seq_acc|answer_acc|test_loss]\n"
         "                                  the runs' test metric (default token_acc) vs step, one\n"
@@ -228,6 +241,13 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "data")) return cmd_train(argc, argv, 2, 1);
     if (!strcmp(argv[1], "distill")) return cmd_distill(argc, argv);
     if (!strcmp(argv[1], "curve")) return cmd_curve(argc, argv);
+    static const struct { const char *name; int (*fn)(int, char **, AlError *); } USE[] = {
+        { "eval", cli_eval }, { "generate", cli_generate }, { "inspect", cli_inspect } };
+    for (size_t i = 0; i < sizeof USE / sizeof USE[0]; i++)
+        if (!strcmp(argv[1], USE[i].name)) {
+            AlError err = {0};
+            return report(USE[i].fn(argc - 1, argv + 1, &err), &err);
+        }
     if (!strcmp(argv[1], "mc")) return p002_mc_main(argc - 1, argv + 1);   /* paper 002 Monte Carlo */
     if (!strcmp(argv[1], "sweep")) {
         AlError err = {0};

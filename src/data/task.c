@@ -65,10 +65,14 @@ static int idx_generator(const CfgTask *t, TaskData *td, AlError *err) {
     static int NAME##_task_answer(const TaskGen *g, const int *tokens, int len, int *start, int *alen) { \
         return NAME##_extract_answer(g->params, tokens, len, start, alen);                           \
     }                                                                                                \
+    static const char *NAME##_task_token_name(const TaskGen *g, int id) {                            \
+        return NAME##_token_name(g->params, id);                                                     \
+    }                                                                                                \
     static void NAME##_task_gen(TaskGen *g, const PARAMS *p, int pad, int eos) {                     \
         *g = (TaskGen){ .name = #NAME, .vocab_size = NAME##_vocab_size(p), .n_classes = NAME##_vocab_size(p), \
                         .max_len = NAME##_max_len(p), .pad_id = pad, .key_is_prompt = 1, .eos_id = eos, \
-                        .sample = NAME##_task_sample, .extract_answer = NAME##_task_answer, .params = p }; \
+                        .sample = NAME##_task_sample, .extract_answer = NAME##_task_answer,           \
+                        .token_name = NAME##_task_token_name, .params = p };                         \
     }
 COT_ADAPTER(arith, ArithParams, arith_sample_train)   /* task.under: shorter training expressions */
 COT_ADAPTER(lis, LisParams, lis_sample)

@@ -35,6 +35,10 @@ Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T);   /* x = embed
 /* x (B, T, d) → LN_f(the n_layers blocks of x), each block's attention by mix. */
 Tensor *transformer_blocks(Model *m, Tape *t, Tensor *x, const BlockMixer *mix);
 double  transformer_flops_per_seq(const Model *m, int T);
+/* Hands layer's attention maps to m->capture (model.h, ModelCapture): q, k (B, T, d)
+ * as the mechanism scores them (unit-normalised for unit-norm scores), heads as
+ * Dh-column slices; scale the softmax scores' factor (1/√Dh or β). */
+void    capture_attention(const Model *m, int layer, const Tensor *q, const Tensor *k, float scale);
 
 /* tokens (B, T) at positions pos0 … pos0 + T − 1 → embeddings (B, T, d): tokens,
  * positions, the embedding LayerNorm and dropout, as every forward starts (a

@@ -87,7 +87,9 @@ static Tensor *mix_positions(void *ctx, const Model *m, Tape *t, int layer, Tens
         split3(t, H, &q, &k, &v);
         return from_heads(t, m->anna->attention(t, q, k, v, m->anna->per_layer[layer], a->causal));
     }
+    const int capture = m->capture && !t->training;   /* inspection only: never while training */
     if (a->type == ATTN_LINEAR) {
+        if (capture) capture_attention(m, layer, q, k, 1.0f);
         split3(t, H, &q, &k, &v);
         return from_heads(t, ad_linear_attention(t, q, k, v, a->feature, a->causal, a->eps));
     }
@@ -97,6 +99,7 @@ static Tensor *mix_positions(void *ctx, const Model *m, Tape *t, int layer, Tens
         k = unit_norm_heads(t, k, H);
         scale = a->beta;
     }
+    if (capture) capture_attention(m, layer, q, k, scale);
     if (a->type == ATTN_SPARSE) {
         split3(t, H, &q, &k, &v);
         return from_heads(t, ad_sparse_attention(t, q, k, v, m->sparse_block, a->local_blocks, a->summary, scale));

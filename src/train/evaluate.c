@@ -2,6 +2,7 @@
 #include "attnlab/train/evaluate.h"
 #include "attnlab/nn/decode.h"
 
+#include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,20 @@ static double eval_batch(Model *m, Tape *t, const Dataset *d, int start, int B, 
     c->seqs += B;
     /* cross_entropy is a mean over this batch's scored positions: weight it back. */
     return ad_cross_entropy(t, logits, targets)->data[0] * (double)(c->scored - scored_before);
+}
+
+void eval_result_add_json(cJSON *j, const EvalResult *e, const char *const *group_names) {
+    cJSON_AddNumberToObject(j, "test_loss", e->loss);
+    cJSON_AddNumberToObject(j, "test_token_acc", e->token_acc);
+    cJSON_AddNumberToObject(j, "test_token_error", 1 - e->token_acc);
+    cJSON_AddNumberToObject(j, "test_seq_acc", e->seq_acc);
+    if (e->answer_acc >= 0) cJSON_AddNumberToObject(j, "test_answer_acc", e->answer_acc);
+    cJSON *groups = NULL;
+    for (int g = 0; g < e->n_groups; g++) {
+        if (!e->group_tokens[g]) continue;   /* e.g. hop counts the test set never draws */
+        if (!groups) groups = cJSON_AddObjectToObject(j, "test_group_token_acc");
+        cJSON_AddNumberToObject(groups, group_names[g], e->group_acc[g]);
+    }
 }
 
 static EvalResult eval_result(const EvalCounts *c, double loss_sum, int n_groups) {
@@ -151,9 +166,15 @@ EvalResult evaluate_pool(StepPool *p, const Dataset *d, int batch_size, int n_gr
     return eval_result(&c, loss_sum, use_groups ? n_groups : 0);
 }
 
-/* Is the generated row's final answer the reference's? */
+/* Is the generated row's final answer the reference's?  A task without an extractor
+ * (task type "file" with the chain-of-thought keys) holds its answer at the row's
+ * own place: answer_start … + answer_len of the generated row. */
 static int answer_right(const TaskGen *g, const int *out, int len, const int *ref, const RowInfo *info) {
-    int start, alen;
+    int start = info->answer_start, alen = info->answer_len;
+    if (!g->extract_answer) {
+        if (start < 0 || start + alen > len) return 0;
+        return !memcmp(out + start, ref + start, (size_t)alen * sizeof(int));
+    }
     if (!g->extract_answer(g, out, len, &start, &alen) || alen != info->answer_len) return 0;
     return !memcmp(out + start, ref + info->answer_start, (size_t)alen * sizeof(int));
 }

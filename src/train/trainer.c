@@ -266,18 +266,8 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     cJSON_AddStringToObject(j, "name", r->cfg.name);
     cJSON_AddNumberToObject(j, "steps", (double)r->st.step);
     cJSON_AddBoolToObject(j, "stopped_early", stopped_early);
-    cJSON_AddNumberToObject(j, "test_loss", e->loss);
-    cJSON_AddNumberToObject(j, "test_token_acc", e->token_acc);
-    cJSON_AddNumberToObject(j, "test_token_error", 1 - e->token_acc);
-    cJSON_AddNumberToObject(j, "test_seq_acc", e->seq_acc);
-    if (e->answer_acc >= 0) cJSON_AddNumberToObject(j, "test_answer_acc", e->answer_acc);
-    /* Per-group accuracy (as in metrics.jsonl), so a sweep can tabulate it per cell. */
-    cJSON *groups = NULL;
-    for (int g = 0; g < e->n_groups; g++) {
-        if (!e->group_tokens[g]) continue;
-        if (!groups) groups = cJSON_AddObjectToObject(j, "test_group_token_acc");
-        cJSON_AddNumberToObject(groups, r->data.gen.group_names[g], e->group_acc[g]);
-    }
+    /* Per-group accuracy among them (as in metrics.jsonl), so a sweep can tabulate it per cell. */
+    eval_result_add_json(j, e, r->data.gen.group_names);
     cJSON_AddNumberToObject(j, "test_sequences", r->data.test.n);
     cJSON_AddNumberToObject(j, "train_sequences", r->data.train.n);
     cJSON_AddNumberToObject(j, "distinct_train_sequences", r->data.n_distinct_train);

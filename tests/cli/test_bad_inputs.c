@@ -2,7 +2,8 @@
  * error a bad config, dataset or checkpoint produces; its header says what each
  * column means) through the entry points `./train` uses: train_run for a run or a
  * --resume, distill_main for `./train distill`, jsonl_read for the reader limits,
- * sweep_grid_curve for `./train curve SWEEP_DIR --x AXIS` (a sweep's grid.json).
+ * sweep_grid_curve for `./train curve SWEEP_DIR --x AXIS` (a sweep's grid.json),
+ * cli_eval / cli_generate / cli_inspect for `./train eval|generate|inspect RUN_DIR`.
  *
  * Each row must fail with its exit code, and the message must name the input (the
  * file, or the --set override), the place in it (key path, line:column, line,
@@ -17,6 +18,7 @@
 #include "check.h"
 #include "testutil.h"
 #include "attnlab/anna/distill.h"
+#include "attnlab/cli/use.h"
 #include "attnlab/data/jsonl.h"
 #include "attnlab/io/crc32c.h"
 #include "attnlab/sweep/plot.h"
@@ -372,6 +374,26 @@ static int run_grid(const Row *r, const char *out, const char **sets, int n_sets
     return rc;
 }
 
+/* Use rows: `./train COMMAND RUN_DIR ARGS…` (sets: COMMAND;ARGS…, {FILE} = the input)
+ * on a finished run folder: the good one (eval, inspect) or its causal twin
+ * (generate).  The input: a file (given as {FILE}), gen:missing (a run folder that
+ * does not exist: it is the file) or gen:none ({FILE} = the run's config.json). */
+static int run_use(const Row *r, const char **sets, int n_sets, char *file, AlError *err) {
+    char dir[400], *argv[MAX_SETS + 2];
+    int generate = n_sets && !strcmp(sets[0], "generate");
+    snprintf(dir, sizeof dir, "%s/%s", tmp, generate ? "base_causal" : "base");
+    if (!strcmp(r->input, "gen:missing")) snprintf(dir, sizeof dir, "%s/no_such_run", tmp);
+    if (!strcmp(r->input, "gen:missing")) snprintf(file, 512, "%s", dir);
+    else if (!strcmp(r->input, "gen:none")) snprintf(file, 512, "%s/config.json", dir);
+    else snprintf(file, 512, "%s", r->input);
+    int argc = 0;
+    argv[argc++] = (char *)(n_sets ? sets[0] : "eval");
+    argv[argc++] = dir;
+    for (int i = 1; i < n_sets; i++) argv[argc++] = !strcmp(sets[i], "{FILE}") ? file : (char *)sets[i];
+    if (!strcmp(argv[0], "eval")) return cli_eval(argc, argv, err);
+    return generate ? cli_generate(argc, argv, err) : cli_inspect(argc, argv, err);
+}
+
 /* The row's entry point; -1 for an unknown kind. */
 static int run_kind(const Row *r, const char *out, const char **sets, int n_sets, char *file, long *n, AlError *err) {
     if (!strcmp(r->kind, "config")) return run_config(r, out, sets, n_sets, file, err);
@@ -380,6 +402,7 @@ static int run_kind(const Row *r, const char *out, const char **sets, int n_sets
     if (!strcmp(r->kind, "checkpoint") || !strcmp(r->kind, "model"))
         return run_checkpoint(r, out, sets, n_sets, file, n, err);
     if (!strcmp(r->kind, "grid")) return run_grid(r, out, sets, n_sets, file, n, err);
+    if (!strcmp(r->kind, "use")) return run_use(r, sets, n_sets, file, err);
     return -1;
 }
 
@@ -446,10 +469,14 @@ int main(void) {
     TrainOptions o = { .config_path = OK_CONFIG, .out_dir = base, .quiet = 1 };
     AlError err = {0};
     CHECK(train_run(&o, &err) == 0, "the good run failed: %s", err.msg);
+    const char *causal[] = { "model.attention.causal=true" };
+    snprintf(base, sizeof base, "%s/base_causal", tmp);
+    TrainOptions oc = { .config_path = OK_CONFIG, .overrides = causal, .n_overrides = 1, .out_dir = base, .quiet = 1 };
+    CHECK(train_run(&oc, &err) == 0, "the good causal run failed: %s", err.msg);
     char *table = tu_read_file(TABLE, NULL);
     CHECK(table != NULL, "cannot read %s (run from the repository root)", TABLE);
-    int rows = 0, line_no = 0, per_kind[6] = {0};
-    static const char *const KINDS[6] = { "config", "dataset", "data", "checkpoint", "model", "grid" };
+    int rows = 0, line_no = 0, per_kind[7] = {0};
+    static const char *const KINDS[7] = { "config", "dataset", "data", "checkpoint", "model", "grid", "use" };
     for (char *line = table, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
@@ -460,10 +487,10 @@ int main(void) {
         CHECK(parsed, "%s:%d: not 7 tab-separated columns", TABLE, line_no);
         if (!parsed) continue;
         run_row(&r, rows++);
-        for (int k = 0; k < 6; k++) per_kind[k] += !strcmp(r.kind, KINDS[k]);
+        for (int k = 0; k < 7; k++) per_kind[k] += !strcmp(r.kind, KINDS[k]);
     }
-    printf("%d rows: %d config, %d dataset, %d data, %d checkpoint, %d model, %d grid\n", rows, per_kind[0],
-           per_kind[1], per_kind[2], per_kind[3], per_kind[4], per_kind[5]);
+    printf("%d rows: %d config, %d dataset, %d data, %d checkpoint, %d model, %d grid, %d use\n", rows, per_kind[0],
+           per_kind[1], per_kind[2], per_kind[3], per_kind[4], per_kind[5], per_kind[6]);
     CHECK(rows > 100, "only %d rows in %s", rows, TABLE);
     free(table);
     char cmd[400];

@@ -1,6 +1,7 @@
 /* test_torch_parity.c — the C model against PyTorch (bench/torch_reference.py).
  *
- * For each model config below: build the model (seeded "torch" init, LayerNorm
+ * For each model config below (softmax, linear and sparse attention, as
+ * python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
  * gains and biases jittered so they matter), save it through checkpoint_save()
  * — the real model.safetensors path — run forward, cross-entropy (some targets −1)
  * and backward on one random batch, and write the batch and the C results (logits,
@@ -41,15 +42,20 @@ typedef struct Case {
     CfgPositional positional;
     CfgActivation activation;
     int embed_layernorm;
+    CfgAttentionType type;   /* softmax when left out */
 } Case;
 
 static const Case CASES[] = {
     { "match2-like: unit_norm beta 0.1, bidirectional, no positions, 1 head",
-      1, 1, SCORE_UNIT_NORM, 0.1f, 0, POS_NONE, ACT_GELU_TANH, 0 },
+      1, 1, SCORE_UNIT_NORM, 0.1f, 0, POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX },
     { "causal, dot, learned positions, 2 layers, 4 heads, gelu_tanh",
-      2, 4, SCORE_DOT, 1.0f, 1, POS_LEARNED, ACT_GELU_TANH, 0 },
+      2, 4, SCORE_DOT, 1.0f, 1, POS_LEARNED, ACT_GELU_TANH, 0, ATTN_SOFTMAX },
     { "sinusoidal, gelu_erf, embed_layernorm, 2 heads, bidirectional, unit_norm beta 5",
-      2, 2, SCORE_UNIT_NORM, 5.0f, 0, POS_SINUSOIDAL, ACT_GELU_ERF, 1 },
+      2, 2, SCORE_UNIT_NORM, 5.0f, 0, POS_SINUSOIDAL, ACT_GELU_ERF, 1, ATTN_SOFTMAX },
+    { "linear attention (elu+1), causal, learned positions, 2 heads",
+      2, 2, SCORE_DOT, 1.0f, 1, POS_LEARNED, ACT_GELU_TANH, 0, ATTN_LINEAR },
+    { "sparse attention (block 2), unit_norm beta 2, sinusoidal, 2 heads",
+      2, 2, SCORE_UNIT_NORM, 2.0f, 1, POS_SINUSOIDAL, ACT_GELU_TANH, 0, ATTN_SPARSE },
 };
 
 static void make_config(Config *cfg, const Case *c) {
@@ -68,6 +74,8 @@ static void make_config(Config *cfg, const Case *c) {
     m->attention.score = c->score;
     m->attention.beta = c->beta;
     m->attention.causal = c->causal;
+    m->attention.type = c->type;
+    if (c->type == ATTN_SPARSE) m->attention.block = 2;   /* SEQ 12: local window and block summaries */
 }
 
 /* LayerNorm starts at gain 1, bias 0; move them off that so parity covers both. */

@@ -31,6 +31,9 @@ struct TaskGen {
     void (*sample)(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex);
     /* Chain of thought: the final-answer span of a generated sequence (0 = malformed). */
     int  (*extract_answer)(const TaskGen *g, const int *tokens, int len, int *start, int *alen);
+    /* The printed name of token id (chain of thought: "3", "+", "<eos>", …), or NULL
+     * when the task's tokens have no names (then tools print ids). */
+    const char *(*token_name)(const TaskGen *g, int id);
     const void *params;                /* the task's own parameters */
 };
 

@@ -49,6 +49,25 @@ typedef struct ModelAnna {
     const struct Lsh *const *per_layer;   /* n_layers entries */
 } ModelAnna;
 
+/* Attention maps of a forward pass, for looking inside a model (`./train inspect`).
+ * When Model.capture is set and the tape is not training, every transformer layer
+ * hands over, for each batch row b and head h, its T×T matrix of effective
+ * attention weights w (row-major, w[i·T + j]: how much query i's output takes of
+ * value j; 0 where i does not see j):
+ *   softmax  the softmax probabilities (dot or unit-norm scores, causal mask);
+ *   sparse   the softmax over query i's visible keys (paper 004 eq. 6), 0 elsewhere;
+ *   linear   φ(q_i)·φ(k_j) / (Σ_j' φ(q_i)·φ(k_j') + eps) over the visible keys
+ *            (a row sums to slightly less than 1 because of eps; φ = identity can
+ *            give negative weights).
+ * Computed in double from the layer's q and k, beside (never inside) the op that
+ * runs the attention, so outputs are bit-identical with and without it; unset, it
+ * costs one pointer test per layer.  w is valid during the call only.  LSTM layers
+ * and layers replaced by ANNA report nothing. */
+typedef struct ModelCapture {
+    void (*fn)(void *ctx, int layer, int b, int head, int T, const double *w);
+    void *ctx;
+} ModelCapture;
+
 typedef struct Model {
     CfgModel cfg;
     int vocab_size, n_classes, max_len;
@@ -65,6 +84,9 @@ typedef struct Model {
     /* Distillation (paper 000): when not NULL, the layers it names run ANNA instead
      * of their attention (differentiable w.r.t. the values only).  Owned by the caller. */
     const ModelAnna *anna;
+    /* Inspection: NULL, or where each layer's attention maps go (ModelCapture).
+     * Owned by the caller; replicas do not copy it. */
+    const ModelCapture *capture;
 } Model;
 
 /* Declares and initialises every parameter (seeded).  Returns a heap model. */

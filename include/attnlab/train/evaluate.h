@@ -7,6 +7,8 @@
 #include "attnlab/nn/model.h"
 #include "attnlab/train/step.h"
 
+#include <cJSON.h>
+
 #define EVAL_MAX_GROUPS 16
 
 typedef struct EvalResult {
@@ -20,6 +22,11 @@ typedef struct EvalResult {
     double group_acc[EVAL_MAX_GROUPS];
     long   group_tokens[EVAL_MAX_GROUPS];
 } EvalResult;
+
+/* Adds e to the JSON object j under summary.json's keys: test_loss, test_token_acc,
+ * test_token_error, test_seq_acc, test_answer_acc (when measured) and
+ * test_group_token_acc {name: acc} for the groups the data has (group_names[g]). */
+void eval_result_add_json(cJSON *j, const EvalResult *e, const char *const *group_names);
 
 /* Argmax-of-logits accuracy of one batch; logits (B, T, C), targets (B, T).
  * Adds to *correct_tokens, *scored_tokens and *correct_seqs; when groups is not
@@ -35,7 +42,10 @@ EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_g
 
 /* Chain of thought (paper 004 protocol): greedy-decodes every test prompt with a KV
  * cache and counts the rows whose final answer, located by g->extract_answer in
- * the generated text, equals the reference answer.  Returns the fraction right. */
+ * the generated text, equals the reference answer.  Returns the fraction right.
+ * Without an extractor (file rows with prompt_len / answer_start / answer_len), the
+ * answer is the generated row's tokens at the reference's answer positions; set
+ * g->eos_id to −1 then (no stop token: each row runs to its dataset length). */
 double evaluate_answers(Model *m, const Dataset *d, const TaskGen *g, int batch_size);
 
 /* The same two over a data-parallel pool (train/step.h): each thread takes whole

@@ -1,0 +1,306 @@
+#!/usr/bin/python3
+"""attnlab_torch.py — an attnlab run folder as a PyTorch model.
+
+The module below is the transformer of src/nn/transformer.c, op for op:
+
+    x = tok_emb[tokens] [+ positions] [-> LayerNorm ln_emb] [-> dropout]
+    per block:  x += dropout(attn(ln1(x)));  x += dropout(mlp(ln2(x)))
+    logits = head(ln_f(x))
+
+with H heads of width d/H and one of the three attention mechanisms:
+
+    softmax  scores q·kᵀ/√(d/H) ("dot") or β·q̂·k̂ᵀ with q̂ = q/max(‖q‖, 1e-12)
+             ("unit_norm"), an optional causal mask;
+    linear   weights φ(q_i)·φ(k_j) / (Σ_j φ(q_i)·φ(k_j) + eps) over the visible keys,
+             φ = elu + 1, identity or relu (paper 004 eq. 8; the same values as the
+             C op's running sums);
+    sparse   softmax over query i's visible keys j ≤ i with i − j < k_local·block or
+             j mod block ≥ block − c (paper 004 eq. 6), always causal;
+
+and a d → ratio·d → d GELU MLP (tanh or erf).  Its parameter names are those of
+attnlab's model.safetensors, so a checkpoint loads with load_state_dict(strict=True).
+LSTM runs and ANNA-distilled attention are not modelled here.
+
+Use it from Python (standard library, numpy and torch: Debian's python3-numpy and
+python3-torch, no pip):
+
+    import sys; sys.path.insert(0, "python")
+    import attnlab_torch as at
+    model, config = at.load_run("results/paper000_fig1b/beta10")    # float64, eval mode
+    logits, maps = model(tokens, return_attention=True)             # tokens (B, T) int64
+    # logits (B, T, n_classes); maps[l] (B, H, T, T): row i = query i's weights over the keys
+
+or from the shell, to check the maps `./train inspect` wrote (exit 0 when every
+map agrees to 1e-5, 1 otherwise):
+
+    python3 python/attnlab_torch.py maps RUN_DIR RUN_DIR/inspect/attention.safetensors
+
+bench/torch_reference.py (parity tests and the PyTorch benchmark) imports this module.
+"""
+import json
+import math
+import os
+import struct
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+UNIT_NORM_EPS = 1e-12       # ad_l2norm's eps in transformer.c
+MAPS_TOL = 1e-5             # `maps`: max |C − torch| per attention weight
+
+
+def f32(x):
+    """A config float as the C side holds it (float, not double)."""
+    return float(np.float32(x))
+
+
+# ---- safetensors (json + struct; no safetensors package) -----------------------------
+
+ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
+             "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?"}
+
+
+def read_safetensors(path):
+    """Returns ({name: numpy array}, metadata dict)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    data = memoryview(blob)[8 + n:]
+    tensors = {}
+    for name, e in header.items():
+        begin, end = e["data_offsets"]
+        arr = np.frombuffer(data[begin:end], dtype=ST_DTYPES[e["dtype"]])
+        tensors[name] = arr.reshape(e["shape"])
+    return tensors, meta
+
+
+# ---- the model ------------------------------------------------------------------------
+
+def sinusoid_table(max_len, d):
+    """PE[p, i] = sin/cos(p / 10000^((i − i%2)/d)), computed in double and stored as
+    float like fill_sinusoid() in transformer.c."""
+    pe = np.empty((max_len, d), dtype=np.float64)
+    for i in range(d):
+        angle = np.arange(max_len, dtype=np.float64) / math.pow(10000.0, (i - i % 2) / d)
+        pe[:, i] = np.cos(angle) if i % 2 else np.sin(angle)
+    return torch.from_numpy(pe.astype(np.float32))
+
+
+def sparse_block(a, max_len):
+    """Sparse attention's block B: the config's, or 2^⌊log2 √L⌋ (docs/design.md, decision 7)."""
+    if a.get("block", 0):
+        return a["block"]
+    if max_len is None:
+        raise ValueError("attnlab_torch: sparse attention with block 0 (auto) needs max_len "
+                         "(the run's longest row)")
+    b = 1
+    while 4 * b * b <= max_len:
+        b *= 2
+    return b
+
+
+def visible_mask(a, T, block, dtype):
+    """(T, T) bool: query i sees key j (None: all)."""
+    i = torch.arange(T).view(T, 1)
+    j = torch.arange(T).view(1, T)
+    if a["type"] == "sparse":
+        local = (i - j) < a.get("local_blocks", 1) * block
+        summary = (j % block) >= block - a.get("summary", 1)
+        return (j <= i) & (local | summary)
+    return (j <= i) if a["causal"] else None
+
+
+FEATURES = {"elu1": lambda x: F.elu(x) + 1, "identity": lambda x: x, "relu": F.relu}
+
+
+class Attention(nn.Module):
+    def __init__(self, mc, max_len=None):
+        super().__init__()
+        d, a = mc["d_model"], mc["attention"]
+        self.a = a
+        self.n_heads = mc["n_heads"]
+        self.unit_norm = a.get("score") == "unit_norm"   # never given for linear attention
+        self.scale = f32(a["beta"] if self.unit_norm else 1.0 / math.sqrt(d // self.n_heads))
+        self.block = sparse_block(a, max_len) if a["type"] == "sparse" else 0
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+
+    def weights(self, q, k):
+        """q, k (B, H, T, Dh) → (B, H, T, T) effective attention weights."""
+        T = q.shape[2]
+        mask = visible_mask(self.a, T, self.block, q.dtype)
+        if self.a["type"] == "linear":
+            phi = FEATURES[self.a.get("feature", "elu1")]
+            s = phi(q) @ phi(k).transpose(-2, -1)
+            if mask is not None:
+                s = s.masked_fill(~mask, 0.0)
+            return s / (s.sum(-1, keepdim=True) + f32(self.a.get("eps", 1e-6)))
+        if self.unit_norm:
+            q = F.normalize(q, dim=-1, eps=UNIT_NORM_EPS)
+            k = F.normalize(k, dim=-1, eps=UNIT_NORM_EPS)
+        s = self.scale * (q @ k.transpose(-2, -1))
+        if mask is not None:
+            s = s.masked_fill(~mask, -math.inf)
+        return torch.nan_to_num(torch.softmax(s, dim=-1))   # a row seeing nothing: 0
+
+    def forward(self, h):
+        B, T, d = h.shape
+
+        def heads(x):                           # (B, T, d) → (B, H, T, d/H)
+            return x.view(B, T, self.n_heads, d // self.n_heads).transpose(1, 2)
+
+        w = self.weights(heads(self.q(h)), heads(self.k(h)))
+        y = w @ heads(self.v(h))
+        return self.o(y.transpose(1, 2).reshape(B, T, d)), w
+
+
+class Mlp(nn.Module):
+    def __init__(self, mc):
+        super().__init__()
+        d, hidden = mc["d_model"], mc["mlp_ratio"] * mc["d_model"]
+        self.approximate = {"gelu_tanh": "tanh", "gelu_erf": "none"}[mc["activation"]]
+        self.fc1, self.fc2 = nn.Linear(d, hidden), nn.Linear(hidden, d)
+
+    def forward(self, h):
+        return self.fc2(F.gelu(self.fc1(h), approximate=self.approximate))
+
+
+class Block(nn.Module):
+    def __init__(self, mc, max_len=None):
+        super().__init__()
+        d, eps = mc["d_model"], f32(mc["ln_eps"])
+        self.ln1, self.attn = nn.LayerNorm(d, eps=eps), Attention(mc, max_len)
+        self.ln2, self.mlp = nn.LayerNorm(d, eps=eps), Mlp(mc)
+        self.drop = nn.Dropout(mc["dropout"])
+
+    def forward(self, x):
+        y, w = self.attn(self.ln1(x))
+        x = x + self.drop(y)
+        return x + self.drop(self.mlp(self.ln2(x))), w
+
+
+# Each key's accepted values, the default (when the config omits the key) first.
+SUPPORTED = {"type": ("transformer",), "attention.type": ("softmax", "linear", "sparse"),
+             "attention.score": ("dot", "unit_norm"), "positional": ("none", "learned", "sinusoidal"),
+             "activation": ("gelu_tanh", "gelu_erf")}
+
+
+def check_supported(mc):
+    """Refuses a config this module would not reproduce exactly."""
+    for key, known in SUPPORTED.items():
+        section = mc["attention"] if key.startswith("attention.") else mc
+        value = section.get(key.split(".")[-1], known[0])   # keys of other mechanisms are absent
+        if value not in known:
+            raise ValueError(f"attnlab_torch: model.{key} = '{value}' is not implemented here")
+
+
+class Transformer(nn.Module):
+    """mc: the "model" section of an attnlab config (every key present).  max_len is
+    needed only for sparse attention with block 0 ("auto")."""
+
+    def __init__(self, mc, vocab_size, n_classes, max_len=None):
+        super().__init__()
+        check_supported(mc)
+        d = mc["d_model"]
+        self.d = d
+        self.positional = mc["positional"]
+        self.tok_emb = nn.Embedding(vocab_size, d)
+        if self.positional == "learned":
+            self.pos_emb = nn.Embedding(max_len, d)
+        self.ln_emb = nn.LayerNorm(d, eps=f32(mc["ln_eps"])) if mc["embed_layernorm"] else None
+        self.drop = nn.Dropout(mc["dropout"])
+        self.blocks = nn.ModuleList(Block(mc, max_len) for _ in range(mc["n_layers"]))
+        self.ln_f = nn.LayerNorm(d, eps=f32(mc["ln_eps"]))
+        self.head = nn.Linear(d, n_classes)
+
+    def embed(self, tokens):
+        T = tokens.shape[1]
+        x = self.tok_emb(tokens)
+        if self.positional == "learned":
+            x = x + self.pos_emb.weight[:T]
+        elif self.positional == "sinusoidal":
+            x = x + sinusoid_table(T, self.d).to(x.dtype)
+        if self.ln_emb is not None:
+            x = self.ln_emb(x)
+        return self.drop(x)
+
+    def forward(self, tokens, return_attention=False):
+        """tokens (B, T) int64 → logits (B, T, n_classes); with return_attention also
+        the list of every layer's weights (B, H, T, T)."""
+        x = self.embed(tokens)
+        maps = []
+        for block in self.blocks:
+            x, w = block(x)
+            maps.append(w)
+        logits = self.head(self.ln_f(x))
+        return (logits, maps) if return_attention else logits
+
+
+def load_model(model_path, max_len=None, config=None):
+    """The Transformer of an attnlab model.safetensors (its config metadata, or the
+    config dict given), weights loaded, in float64 and eval mode (dropout off)."""
+    weights, meta = read_safetensors(model_path)
+    config = config or json.loads(meta["config"])
+    mc = config["model"]
+    if "pos_emb.weight" in weights:
+        max_len = weights["pos_emb.weight"].shape[0]
+    model = Transformer(mc, weights["tok_emb.weight"].shape[0], weights["head.weight"].shape[0], max_len)
+    model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()}, strict=True)
+    return model.double().eval()
+
+
+def load_run(run_dir, max_len=None):
+    """(model, config) of a run folder: RUN/model.safetensors with RUN/config.json."""
+    with open(os.path.join(run_dir, "config.json")) as f:
+        config = json.load(f)
+    return load_model(os.path.join(run_dir, "model.safetensors"), max_len, config), config
+
+
+def loss_fn(logits, targets):
+    """Mean cross-entropy over positions whose target is not −1 (ad_cross_entropy)."""
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
+
+
+# ---- maps: `./train inspect`'s attention.safetensors against this model ---------------
+
+def check_maps(run_dir, maps_path):
+    """Recomputes every example's maps of maps_path (exE.tokens, exE.layerL) with the
+    run's model; 0 when all agree to MAPS_TOL, else 1."""
+    data, meta = read_safetensors(maps_path)
+    max_len = int(meta["max_len"]) if "max_len" in meta else None
+    model, _ = load_run(run_dir, max_len)
+    worst, worst_name, n = 0.0, "", 0
+    for name in sorted(k for k in data if k.endswith(".tokens")):
+        ex = name[:-len(".tokens")]
+        tokens = torch.from_numpy(data[name].astype(np.int64)).view(1, -1)
+        with torch.no_grad():
+            _, maps = model(tokens, return_attention=True)
+        for layer, w in enumerate(maps):
+            key = f"{ex}.layer{layer}"
+            if key not in data:
+                sys.exit(f"maps: {maps_path} has no tensor '{key}'")
+            err = float(np.max(np.abs(data[key].astype(np.float64) - w[0].numpy())))
+            err = math.inf if math.isnan(err) else err
+            n += 1
+            if err >= worst:
+                worst, worst_name = err, key
+    if n == 0:
+        sys.exit(f"maps: {maps_path} holds no example (exE.tokens)")
+    verdict = "ok" if worst <= MAPS_TOL else "FAILED"
+    print(f"maps {verdict}: {n} layer maps, worst {worst_name} max abs err {worst:.3e} "
+          f"({'<=' if worst <= MAPS_TOL else '>'} {MAPS_TOL:g})")
+    return 0 if worst <= MAPS_TOL else 1
+
+
+def main(argv):
+    if len(argv) != 3 or argv[0] != "maps":
+        sys.exit("usage: attnlab_torch.py maps RUN_DIR ATTENTION.safetensors")
+    return check_maps(argv[1], argv[2])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

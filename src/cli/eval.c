@@ -1,0 +1,92 @@
+/* eval.c — `./train eval RUN_DIR [--data FILE.jsonl] [--set eval.*=…] [--json] [--out FILE]`
+ * (cli/use.h).  The metrics are those of training's evaluations (train/evaluate.c:
+ * the same batches of train.batch_size, the same answer decoding), under the keys
+ * of summary.json, so an eval of a finished run's test set repeats the figures of
+ * its summary bit for bit. */
+#include "attnlab/cli/use.h"
+#include "attnlab/io/atomic_file.h"
+#include "attnlab/train/evaluate.h"
+#include "attnlab/util/version.h"
+#include "use_common.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The metrics as summary.json names them, plus where they come from. */
+static cJSON *metrics_json(const LoadedRun *r, const UseArgs *a, const Dataset *d, const EvalResult *e) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "run", r->dir);
+    cJSON_AddStringToObject(j, "data", a->data ? a->data : "test set");
+    eval_result_add_json(j, e, r->data.gen.group_names);
+    cJSON_AddNumberToObject(j, "test_sequences", d->n);
+    cJSON_AddNumberToObject(j, "test_tokens", (double)e->n_tokens);
+    attnlab_add_provenance(j);
+    return j;
+}
+
+static void print_text(const LoadedRun *r, const UseArgs *a, const EvalResult *e) {
+    printf("%s on %s: %ld sequences, %ld scored tokens\n", r->dir, a->data ? a->data : "its test set", e->n_seqs,
+           e->n_tokens);
+    printf("  test loss %.6f | token acc %.6f | token err %.6f | seq acc %.6f", e->loss, e->token_acc,
+           1 - e->token_acc, e->seq_acc);
+    if (e->answer_acc >= 0) printf(" | answer acc %.6f", e->answer_acc);
+    printf("\n");
+    for (int g = 0; g < e->n_groups; g++)
+        if (e->group_tokens[g])
+            printf("  group %-12s token acc %.6f (%ld tokens)\n", r->data.gen.group_names[g], e->group_acc[g],
+                   e->group_tokens[g]);
+}
+
+/* --out, or RUN_DIR/eval.json, or RUN_DIR/eval_NAME.json for --data …/NAME.jsonl. */
+static int out_path(const UseArgs *a, char *path, size_t n, AlError *err) {
+    if (a->out) return al_path_fmt(path, n, err, "%s", a->out);
+    if (!a->data) return al_path_fmt(path, n, err, "%s/eval.json", a->dir);
+    const char *base = strrchr(a->data, '/') ? strrchr(a->data, '/') + 1 : a->data;
+    int stem = (int)(strstr(base, ".jsonl") ? (size_t)(strstr(base, ".jsonl") - base) : strlen(base));
+    return al_path_fmt(path, n, err, "%s/eval_%.*s.json", a->dir, stem, base);
+}
+
+/* The run's evaluation of d: training's (do_eval in trainer.c) on one thread,
+ * which equals its pool's bit for bit (evaluate.h). */
+static EvalResult run_eval(LoadedRun *r, const Dataset *d) {
+    Arena arena;
+    Tape tape;
+    arena_init(&arena, 8u << 20);
+    tape_init(&tape, &arena);
+    EvalResult e = evaluate(r->model, &tape, d, r->cfg.train.batch_size, r->data.gen.n_groups);
+    TaskGen g = r->data.gen;
+    if (g.extract_answer)
+        e.answer_acc = evaluate_answers(r->model, d, &g, r->cfg.train.batch_size);
+    else if (runload_has_answers(d) && (r->model->cfg.type == MODEL_LSTM || r->model->cfg.attention.causal)) {
+        Dataset wide;   /* file rows with answers: decoded in place at the model's stride */
+        runload_widen(r, d, &wide);
+        g.eos_id = -1;
+        e.answer_acc = evaluate_answers(r->model, &wide, &g, r->cfg.train.batch_size);
+        dataset_free(&wide);
+    }
+    tape_free(&tape);
+    arena_free(&arena);
+    return e;
+}
+
+int cli_eval(int argc, char **argv, AlError *err) {
+    UseRun u;
+    char path[AL_PATH_MAX];
+    if (use_start(&u, argc, argv, "--data --set --json --out", err) || out_path(&u.a, path, sizeof path, err)) {
+        use_end(&u);
+        return err->code;
+    }
+    EvalResult e = run_eval(&u.r, u.d);
+    cJSON *j = metrics_json(&u.r, &u.a, u.d, &e);
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    if (u.a.json) printf("%s\n", text);
+    else print_text(&u.r, &u.a, &e);
+    int rc = write_text_atomic(path, text, err);
+    if (!rc && !u.a.json) printf("wrote %s\n", path);
+    free(text);
+    use_end(&u);
+    return rc;
+}

@@ -1,0 +1,108 @@
+/* runload.c — see runload.h. */
+#include "attnlab/train/runload.h"
+#include "attnlab/data/jsonl.h"
+#include "attnlab/train/checkpoint.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The folder exists and holds config.json and model.safetensors. */
+static int check_folder(const char *dir, AlError *err) {
+    struct stat st;
+    char path[AL_PATH_MAX];
+    if (stat(dir, &st) != 0)
+        return al_fail(err, 2, "cannot open the run folder '%s': %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return al_fail(err, 2, "'%s' is not a run folder (not a folder)", dir);
+    static const char *const NEED[] = { "config.json", "model.safetensors" };
+    for (int i = 0; i < 2; i++) {
+        AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/%s", dir, NEED[i]));
+        if (stat(path, &st) != 0)
+            return al_fail(err, 2, "'%s' is not a finished run folder: cannot open '%s': %s", dir, path,
+                           strerror(errno));
+    }
+    return 0;
+}
+
+/* Only eval.* may change: the model and its data are the run's. */
+static int check_sets(const char *const *sets, int n_sets, AlError *err) {
+    for (int i = 0; i < n_sets; i++)
+        if (strncmp(sets[i], "eval.", 5))
+            return al_fail(err, 2, "--set %s: only eval.* keys can change here (the task and the model are "
+                           "the run's)", sets[i]);
+    return 0;
+}
+
+int runload_open(LoadedRun *r, const char *dir, const char *const *sets, int n_sets, AlError *err) {
+    memset(r, 0, sizeof *r);
+    char model_path[AL_PATH_MAX];
+    if (al_path_check(dir, AL_FOLDER_ROOM, "the run folder", err) || check_folder(dir, err) ||
+        check_sets(sets, n_sets, err))
+        return err->code;
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    AL_ASSERT(!al_path_fmt(r->config_path, sizeof r->config_path, NULL, "%s/config.json", dir));
+    AL_ASSERT(!al_path_fmt(model_path, sizeof model_path, NULL, "%s/model.safetensors", dir));
+    if (cfg_load(&r->cfg, r->config_path, sets, n_sets, err)) return err->code;
+    if (task_build_from(&r->cfg, r->config_path, &r->data, err)) return err->code;
+    r->model = model_create(&r->cfg.model, r->data.vocab_size, r->data.n_classes, r->data.seq_len, r->cfg.seed);
+    if (checkpoint_load_model(model_path, r->model, err)) {
+        runload_close(r);
+        return err->code;
+    }
+    return 0;
+}
+
+void runload_close(LoadedRun *r) {
+    if (r->model) model_free(r->model);
+    task_free(&r->data);
+    r->model = NULL;
+}
+
+/* The token that fills rows past their end: the run's own pad, else 0. */
+static int pad_token(const LoadedRun *r) {
+    if (r->data.test.pad_id >= 0 && r->data.test.pad_id < r->data.vocab_size) return r->data.test.pad_id;
+    if (r->data.gen.sample && r->data.gen.pad_id >= 0) return r->data.gen.pad_id;
+    return 0;
+}
+
+/* d with seq_len T ≥ its own: rows copied, the rest padded (token pad, target ignored). */
+static void widen(const Dataset *d, int T, int pad, Dataset *out) {
+    dataset_alloc(out, d->n, T, d->vocab_size, d->n_classes);
+    dataset_alloc_info(out);
+    out->pad_id = pad;
+    for (int r = 0; r < d->n; r++) {
+        int *tok = dataset_tokens(out, r), *tgt = dataset_targets(out, r);
+        for (int i = 0; i < T; i++) {
+            tok[i] = i < d->seq_len ? dataset_tokens(d, r)[i] : pad;
+            tgt[i] = i < d->seq_len ? dataset_targets(d, r)[i] : DATASET_IGNORE;
+        }
+        out->info[r] = d->info ? d->info[r] : (RowInfo){ d->seq_len, 0, -1, 0, 0 };
+    }
+}
+
+int runload_read_data(const LoadedRun *r, const char *path, Dataset *out, AlError *err) {
+    const Model *m = r->model;
+    JsonlOptions o = { .vocab_size = m->vocab_size, .n_classes = m->n_classes, .pad_id_set = 1,
+                       .pad_id = pad_token(r), .max_len = m->max_len };
+    Dataset d;
+    if (jsonl_read(path, &o, &d, NULL, err)) {
+        /* "PATH:LINE: tokens[3]: … (vocab_size is 12)": say whose vocabulary. */
+        if (strstr(err->msg, "vocab_size is") || strstr(err->msg, "n_classes is") || strstr(err->msg, "per row"))
+            al_msgf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                    " — the model of %s does not fit this file", r->dir);
+        return err->code;
+    }
+    *out = d;
+    return 0;
+}
+
+void runload_widen(const LoadedRun *r, const Dataset *d, Dataset *out) {
+    widen(d, r->model->max_len, d->pad_id >= 0 ? d->pad_id : pad_token(r), out);
+}
+
+int runload_has_answers(const Dataset *d) {
+    for (int i = 0; d->info && i < d->n; i++)
+        if (d->info[i].prompt_len > 0 || d->info[i].answer_start >= 0) return 1;
+    return 0;
+}
