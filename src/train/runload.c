@@ -44,7 +44,8 @@ int runload_open(LoadedRun *r, const char *dir, const char *const *sets, int n_s
     AL_ASSERT(!al_path_fmt(r->config_path, sizeof r->config_path, NULL, "%s/config.json", dir));
     AL_ASSERT(!al_path_fmt(model_path, sizeof model_path, NULL, "%s/model.safetensors", dir));
     if (cfg_load(&r->cfg, r->config_path, sets, n_sets, err)) return err->code;
-    if (task_build_from(&r->cfg, r->config_path, &r->data, err)) return err->code;
+    TaskSpec spec;
+    if (task_build_from(cfg_task_spec(&r->cfg, &spec), r->config_path, &r->data, err)) return err->code;
     r->model = model_create(&r->cfg.model, r->data.vocab_size, r->data.n_classes, r->data.seq_len, r->cfg.seed);
     if (checkpoint_load_model(model_path, r->model, err)) {
         runload_close(r);
