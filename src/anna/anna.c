@@ -232,6 +232,27 @@ void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const f
     free(owned);
 }
 
+void anna_collision_counts(const Lsh *lsh, const float *q, const float *k, int n, int dim, int causal,
+                           int *counts) {
+    AL_ASSERT((lsh->proj || lsh->signs) && lsh->dim == dim && n >= 0);
+    if (n == 0) return;
+    void *scratch = al_malloc(anna_scratch_bytes(lsh, n, 1));
+    AnnaWork w;
+    anna_layout(lsh, n, 1, scratch, &w);
+    normalise_rows(w.xhat, q, n, dim);
+    normalise_rows(w.xhat + (long)n * dim, k, n, dim);
+    anna_hash(lsh, &w, 2 * n);
+    const int l = lsh->n_tables;
+    const uint64_t *qc = w.codes, *kc = w.codes + (long)n * l;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int c = 0;
+            for (int t = 0; t < l && (!causal || j <= i); t++) c += qc[(long)i * l + t] == kc[(long)j * l + t];
+            counts[(long)i * n + j] = c;
+        }
+    free(scratch);
+}
+
 /* The transpose of anna_table: table t's part of dv_j = Σ_{i: j∈B_t(i)} dy_i / c_i.
  * The map now holds queries: each query adds g_i = dy_i / c_i under its code, and
  * each key reads the sum of its code's group.  Causal: B_t(i) holds only j ≤ i,

@@ -70,6 +70,15 @@ void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const f
 void anna_attention_backward(const Lsh *lsh, const uint64_t *codes, const long *counts,
                              const float *dy, int n, int dv, int causal, float *dvals, void *scratch);
 
+/* The collision map behind anna_attention, for looking inside a model (`./train
+ * inspect --anna`): counts[i·n + j] = |{ t : g_t(k̂_j) = g_t(q̂_i) }|, the number of
+ * the ℓ tables in which key j lands in query i's bucket (0 for j > i when causal),
+ * with q, k normalised and hashed exactly as anna_attention does.  So anna_attention's
+ * y_i = Σ_j counts[i·n + j]·v_j / Σ_j counts[i·n + j] (0 for an all-zero row).
+ * O(n²·ℓ) with an n × n output: inspection only, never the attention itself. */
+void anna_collision_counts(const Lsh *lsh, const float *q, const float *k, int n, int dim, int causal,
+                           int *counts);
+
 /* Every (batch, head) of q, k (B, H, T, D), v and out (B, H, T, Dv): head h uses
  * per_head[h] for every batch item (the hash belongs to the layer's head, not to
  * a sample).  Seeds: lsh_head_seed(base, layer, h).  scratch as above for n = T,
