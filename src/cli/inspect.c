@@ -6,12 +6,18 @@
  *   attention.safetensors  "exE.tokens" I32 (T) and "exE.layerL" F32 (H, T, T), row
  *                          i of head h = query i's weights over the keys;
  *   predictions.tsv        per example and position: token, target, the argmax
- *                          class and its probability, the target's probability. */
+ *                          class and its probability, the target's probability.
+ * With --anna CELL (inspect_anna.h), for each layer L the cell distils, also
+ *   exE_layerL_headH_anna.svg   the collision weights ANNA used on the same input;
+ *   "exE.layerL.anna_counts" F32 (H, T, T): in how many of the ℓ tables key j shared
+ *                          query i's bucket; "exE.layerL.anna_weights": each row
+ *                          divided by its total (all zero where nothing collided). */
 #include "attnlab/cli/use.h"
 #include "attnlab/io/safetensors.h"
 #include "attnlab/report/svg.h"
 #include "attnlab/util/strbuf.h"
 #include "attnlab/io/atomic_file.h"
+#include "inspect_anna.h"
 #include "use_common.h"
 
 #include <math.h>
@@ -21,6 +27,7 @@
 
 #define INSPECT_MAX_EXAMPLES 16
 #define LABEL_MAX 24
+#define NAME_MAX_ 48   /* an array's name: "exE.layerL.anna_weights" */
 
 static const char *const MECHANISM[] = { [ATTN_SOFTMAX] = "softmax", [ATTN_LINEAR] = "linear",
                                          [ATTN_SPARSE] = "sparse" };
@@ -45,23 +52,37 @@ static char (*token_labels(const LoadedRun *r, const int *tok, int T))[LABEL_MAX
     return labels;
 }
 
-static int write_svgs(const LoadedRun *r, const char *dir, int ex, const int *tok, const Maps *mp, AlError *err) {
+/* One heatmap: ex E, layer l, head h, file suffix ("" or "_anna"), colour 0..1. */
+static int write_svg(const char *dir, int ex, int l, int h, const char *suffix, const char *what, const char **lp,
+                     int T, const float *w, double *values, AlError *err) {
+    char title[200], path[AL_PATH_MAX];
+    for (long i = 0; i < (long)T * T; i++) values[i] = w[i];
+    snprintf(title, sizeof title, "example %d: layer %d, head %d (%s)", ex, l, h, what);
+    SvgHeatmap hm = { title, "key (position:token)", "query (position:token)", T, T, lp, lp, values, 0,
+                      T <= 16 ? "%.2f" : "", 1, 0.0, 1.0, "weight" };
+    return al_path_fmt(path, sizeof path, err, "%s/ex%d_layer%d_head%d%s.svg", dir, ex, l, h, suffix) ||
+           svg_heatmap(path, &hm, err);
+}
+
+/* The softmax maps of every layer, then (ia not NULL) the collision weights of the
+ * cell's layers, at anna (cell layer i, head h at ((i·H + h)·T·T)). */
+static int write_svgs(const LoadedRun *r, const char *dir, int ex, const int *tok, const Maps *mp,
+                      const InspectAnna *ia, const float *anna, AlError *err) {
     int T = mp->T, L = r->model->cfg.n_layers, rc = 0;
-    char (*labels)[LABEL_MAX] = token_labels(r, tok, T);
+    char (*labels)[LABEL_MAX] = token_labels(r, tok, T), what[96];
     const char **lp = malloc((size_t)T * sizeof *lp);
     double *values = malloc((size_t)T * T * sizeof *values);
     for (int i = 0; i < T; i++) lp[i] = labels[i];
+    snprintf(what, sizeof what, "%s attention", MECHANISM[r->model->cfg.attention.type]);
     for (int l = 0; l < L && !rc; l++)
+        for (int h = 0; h < mp->H && !rc; h++)
+            rc = write_svg(dir, ex, l, h, "", what, lp, T, mp->maps + ((size_t)l * mp->H + h) * T * T, values, err);
+    for (int i = 0; ia && i < ia->cell.n && !rc; i++)
         for (int h = 0; h < mp->H && !rc; h++) {
-            const float *w = mp->maps + ((size_t)l * mp->H + h) * T * T;
-            for (long i = 0; i < (long)T * T; i++) values[i] = w[i];
-            char title[96], path[AL_PATH_MAX];
-            snprintf(title, sizeof title, "example %d: layer %d, head %d (%s attention)", ex, l, h,
-                     MECHANISM[r->model->cfg.attention.type]);
-            SvgHeatmap hm = { title, "key (position:token)", "query (position:token)", T, T, lp, lp, values, 0,
-                              T <= 16 ? "%.2f" : "", 1, 0.0, 1.0, "weight" };
-            rc = al_path_fmt(path, sizeof path, err, "%s/ex%d_layer%d_head%d.svg", dir, ex, l, h) ||
-                 svg_heatmap(path, &hm, err);
+            snprintf(what, sizeof what, "ANNA collisions, l=%d z=%d, draw %d", ia->cell.tables[i], ia->cell.funcs[i],
+                     ia->draw);
+            rc = write_svg(dir, ex, ia->cell.layer[i], h, "_anna", what, lp, T,
+                           anna + ((size_t)i * mp->H + h) * T * T, values, err);
         }
     free(values);
     free(lp);
@@ -101,11 +122,29 @@ typedef struct Inspect {
     const char *dir;
     StrBuf tsv;
     StTensor *st;     /* 1 + n_layers per example … */
-    char (*names)[32];   /* … and their names */
+    char (*names)[NAME_MAX_];   /* … and their names */
     int n_st;
     void **owned;     /* buffers the tensors point at */
     int n_owned;
+    InspectAnna *anna;   /* --anna, or NULL */
 } Inspect;
+
+/* The ANNA forward of the same tokens: its counts and weights become arrays of the
+ * file; *weights (kept by in) is what the SVGs draw. */
+static void add_anna(Inspect *in, int ex, const int *tok, int T, float **weights) {
+    InspectAnna *ia = in->anna;
+    int H = in->r->model->cfg.n_heads;
+    float *counts;
+    inspect_anna_row(ia, in->r->model, tok, T, &counts, weights);
+    for (int i = 0; i < ia->cell.n; i++)
+        for (int kind = 0; kind < 2; kind++, in->n_st++) {
+            snprintf(in->names[in->n_st], NAME_MAX_, "ex%d.layer%d.anna_%s", ex, ia->cell.layer[i], kind ? "weights" : "counts");
+            in->st[in->n_st] = (StTensor){ in->names[in->n_st], 3, { H, T, T },
+                                           (kind ? *weights : counts) + (size_t)i * H * T * T, ST_F32 };
+        }
+    in->owned[in->n_owned++] = counts;
+    in->owned[in->n_owned++] = *weights;
+}
 
 /* Runs example `row` of d with the capture on; SVGs now, arrays kept for the file. */
 static int inspect_row(Inspect *in, const Dataset *d, int row, int ex, AlError *err) {
@@ -128,16 +167,18 @@ static int inspect_row(Inspect *in, const Dataset *d, int row, int ex, AlError *
     add_predictions(&in->tsv, r, ex, tok, dataset_targets(d, row), T, logits);
     tape_free(&tape);
     arena_free(&arena);
-    snprintf(in->names[in->n_st], 32, "ex%d.tokens", ex);
+    snprintf(in->names[in->n_st], NAME_MAX_, "ex%d.tokens", ex);
     in->st[in->n_st] = (StTensor){ in->names[in->n_st], 1, { T }, tok, ST_I32 };
     in->n_st++;
     for (int l = 0; l < L; l++, in->n_st++) {
-        snprintf(in->names[in->n_st], 32, "ex%d.layer%d", ex, l);
+        snprintf(in->names[in->n_st], NAME_MAX_, "ex%d.layer%d", ex, l);
         in->st[in->n_st] = (StTensor){ in->names[in->n_st], 3, { H, T, T }, mp.maps + (size_t)l * H * T * T, ST_F32 };
     }
     in->owned[in->n_owned++] = tok;
     in->owned[in->n_owned++] = mp.maps;
-    return write_svgs(r, in->dir, ex, tok, &mp, err);
+    float *weights = NULL;
+    if (in->anna) add_anna(in, ex, tok, T, &weights);
+    return write_svgs(r, in->dir, ex, tok, &mp, in->anna, weights, err);
 }
 
 static int write_files(Inspect *in, AlError *err) {
@@ -164,22 +205,24 @@ static int choose_rows(const UseArgs *a, const LoadedRun *r, const Dataset *d, i
     return 0;
 }
 
-static int inspect_all(const UseArgs *a, const LoadedRun *r, const Dataset *d, const char *dir, AlError *err) {
-    int first, n;
+static int inspect_all(const UseArgs *a, const LoadedRun *r, const Dataset *d, const char *dir, InspectAnna *ia,
+                       AlError *err) {
+    int first = 0, n = 0;
     if (r->model->cfg.type == MODEL_LSTM)
         return al_fail(err, 2, "inspect: %s is an LSTM: it has no attention to show", r->config_path);
     if (choose_rows(a, r, d, &first, &n, err) || al_mkdir_p(dir, err)) return err->code;
-    size_t n_st = (size_t)n * (1 + r->model->cfg.n_layers);
-    Inspect in = { r, dir, { 0 }, calloc(n_st, sizeof(StTensor)), calloc(n_st, 32), 0,
-                   calloc((size_t)n * 2, sizeof(void *)), 0 };
+    int n_anna = ia ? ia->cell.n : 0;
+    size_t n_st = (size_t)n * (1 + r->model->cfg.n_layers + 2 * n_anna);
+    Inspect in = { r, dir, { 0 }, calloc(n_st, sizeof(StTensor)), calloc(n_st, NAME_MAX_), 0,
+                   calloc((size_t)n * 4, sizeof(void *)), 0, ia };
     strbuf_printf(&in.tsv, "example\tposition\ttoken\ttarget\tpredicted\tp_predicted\tp_target\tright\n");
     int rc = 0;
     for (int e = 0; e < n && !rc; e++) rc = inspect_row(&in, d, first + e, a->data ? e : first, err);
     if (!rc) rc = write_files(&in, err);
     if (!rc)
         printf("wrote %s: attention.safetensors, predictions.tsv and %d SVG maps (%d example%s x %d layers x %d "
-               "heads)\n", dir, n * r->model->cfg.n_layers * r->model->cfg.n_heads, n, n == 1 ? "" : "s",
-               r->model->cfg.n_layers, r->model->cfg.n_heads);
+               "heads%s)\n", dir, n * (r->model->cfg.n_layers + n_anna) * r->model->cfg.n_heads, n, n == 1 ? "" : "s",
+               r->model->cfg.n_layers, r->model->cfg.n_heads, ia ? ", and as many per ANNA layer" : "");
     for (int i = 0; i < in.n_owned; i++) free(in.owned[i]);
     free(in.owned);
     free(in.names);
@@ -191,10 +234,13 @@ static int inspect_all(const UseArgs *a, const LoadedRun *r, const Dataset *d, c
 int cli_inspect(int argc, char **argv, AlError *err) {
     UseRun u;
     char dir[AL_PATH_MAX];
-    int rc = use_start(&u, argc, argv, "--example --data --out", err);
+    InspectAnna ia;
+    int anna = 0, rc = use_start(&u, argc, argv, "--example --data --out --anna --grid --draw", err);
     if (!rc) rc = u.a.out ? al_path_fmt(dir, sizeof dir, err, "%s", u.a.out)
                           : al_path_fmt(dir, sizeof dir, err, "%s/inspect", u.a.dir);
-    if (!rc) rc = inspect_all(&u.a, &u.r, u.d, dir, err);
+    if (!rc && u.a.anna && u.r.model->cfg.type != MODEL_LSTM) rc = inspect_anna_open(&ia, &u.a, &u.r, err), anna = 1;
+    if (!rc) rc = inspect_all(&u.a, &u.r, u.d, dir, anna ? &ia : NULL, err);
+    if (anna) inspect_anna_close(&ia);
     use_end(&u);
     return rc ? err->code : 0;
 }

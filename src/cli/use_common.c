@@ -31,7 +31,12 @@ static int take_value(UseArgs *a, const char *opt, const char *v, AlError *err) 
     }
     if (!strcmp(opt, "--example")) return parse_count(a->cmd, opt, v, &a->example, err);
     if (!strcmp(opt, "--max-new")) return parse_count(a->cmd, opt, v, &a->max_new, err);
-    const char **slot = !strcmp(opt, "--data") ? &a->data : !strcmp(opt, "--out") ? &a->out : &a->prompt;
+    if (!strcmp(opt, "--draw")) return parse_count(a->cmd, opt, v, &a->draw, err);
+    const char **slot = !strcmp(opt, "--data")   ? &a->data
+                        : !strcmp(opt, "--out")  ? &a->out
+                        : !strcmp(opt, "--anna") ? &a->anna
+                        : !strcmp(opt, "--grid") ? &a->grid
+                                                 : &a->prompt;
     if (*slot) return al_fail(err, 2, "%s: %s given twice", a->cmd, opt);
     *slot = v;
     return 0;
@@ -61,6 +66,9 @@ int use_parse(int argc, char **argv, const char *allowed, UseArgs *a, AlError *e
         return al_fail(err, 2, "%s: --data and %s exclude each other", a->cmd, a->prompt ? "--prompt" : "--example");
     if (a->data && al_path_check(a->data, 0, "--data", err)) return err->code;
     if (a->out && al_path_check(a->out, AL_FOLDER_ROOM, "--out", err)) return err->code;
+    if (a->grid && !a->anna) return al_fail(err, 2, "%s: --grid DIR names where --anna best reads anna_summary.json; "
+                                            "it needs --anna", a->cmd);
+    if (a->grid && al_path_check(a->grid, AL_FOLDER_ROOM, "--grid", err)) return err->code;
     return 0;
 }
 

@@ -10,8 +10,9 @@
 typedef struct UseArgs {
     const char *cmd;               /* "eval", "generate", "inspect" */
     const char *dir, *data, *out, *prompt;
+    const char *anna, *grid;       /* inspect --anna CELL, --grid DIR */
     const char *sets[USE_MAX_SETS];
-    int n_sets, json, example, max_new;
+    int n_sets, json, example, max_new, draw;
 } UseArgs;
 
 /* Parses argv (argv[0] the command) into a; `allowed` lists the options the

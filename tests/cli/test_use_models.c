@@ -10,9 +10,15 @@
  *   - inspect's maps: rows sum to 1 (softmax), nothing above the diagonal of a causal
  *     model, the capture leaves the logits bit-identical, and the maps equal
  *     python/attnlab_torch.py's to 1e-5 (that part skipped without torch);
+ *   - inspect --anna: each distilled layer's collision counts are whole numbers in
+ *     [0, ℓ] (nothing above the diagonal of a causal model) and its weights are
+ *     the counts over their row total, rows summing to 1 or 0 (anna_weights × V =
+ *     ANNA's output is tests/anna/test_anna_map.c's); --anna best reads a grid's
+ *     anna_summary.json (--grid); a bad cell is refused with a clear message;
  *   - a bidirectional model refuses to generate. */
 #include "check.h"
 #include "testutil.h"
+#include "attnlab/anna/distill.h"
 #include "attnlab/cli/use.h"
 #include "attnlab/data/jsonl.h"
 #include "attnlab/io/safetensors.h"
@@ -271,6 +277,78 @@ static void test_inspect(const char *dir, const char *m2, int torch) {
     if (torch) torch_maps(m2, maps);
 }
 
+/* ex.layerL.anna_counts and .anna_weights of the file: counts whole in [0, tables],
+ * weights = counts / row total (or 0). */
+static void check_anna_maps(const char *path, const char *ex, int layer, int tables, int causal) {
+    AlError err = {0};
+    StFile *f = st_open(path, &err);
+    CHECK(f != NULL, "%s", err.msg);
+    if (!f) return;
+    char cn[64], wn[64];
+    snprintf(cn, sizeof cn, "%s.layer%d.anna_counts", ex, layer);
+    snprintf(wn, sizeof wn, "%s.layer%d.anna_weights", ex, layer);
+    int ci = st_find(f, cn), wi = st_find(f, wn);
+    CHECK(ci >= 0 && wi >= 0 && st_info(f, ci)->ndim == 3, "%s: no %s / %s (H, T, T)", path, cn, wn);
+    if (ci < 0 || wi < 0) return st_close(f);
+    const int64_t *sh = st_info(f, ci)->shape;
+    int64_t rows = sh[0] * sh[1], T = sh[2];
+    float *c = malloc((size_t)(rows * T) * sizeof(float)), *w = malloc((size_t)(rows * T) * sizeof(float));
+    CHECK(st_read_f32(f, cn, 3, sh, c, &err) == 0 && st_read_f32(f, wn, 3, sh, w, &err) == 0, "%s", err.msg);
+    int bad = 0, hits = 0;
+    for (int64_t row = 0; row < rows; row++) {
+        double total = 0, sum = 0;
+        for (int64_t j = 0; j < T; j++) {
+            float x = c[row * T + j];
+            bad += x != floorf(x) || x < 0 || x > tables || (causal && j > row % T && x != 0);
+            total += x;
+        }
+        for (int64_t j = 0; j < T; j++) {
+            sum += w[row * T + j];
+            if (fabs(w[row * T + j] - (total ? c[row * T + j] / total : 0)) > 1e-6) bad++;
+        }
+        hits += total > 0;
+        CHECK(fabs(sum - (total ? 1 : 0)) < 1e-5, "%s: row %ld sums to %.8f", wn, (long)row, sum);
+    }
+    CHECK(!bad, "%s: %d counts not whole in [0, %d], or weights not counts / row total", cn, bad, tables);
+    CHECK(hits > 0, "%s: no query collided with anything", cn);
+    free(c);
+    free(w);
+    st_close(f);
+}
+
+static void test_inspect_anna(const char *arith, const char *m2) {
+    char out[400], grid[400], maps[500], *argv[10];
+    AlError err;
+    struct stat st;
+    snprintf(out, sizeof out, "%s/inspect_anna", tmp);
+    argv[0] = "inspect", argv[1] = (char *)arith, argv[2] = "--anna", argv[3] = "3,2;2,1", argv[4] = "--out", argv[5] = out;
+    CHECK(run(cli_inspect, argv, 6, &err) == 0, "inspect --anna: %s", err.msg);
+    snprintf(maps, sizeof maps, "%s/attention.safetensors", out);
+    check_maps(maps, "ex0", 2, 1);
+    check_anna_maps(maps, "ex0", 0, 3, 1);
+    check_anna_maps(maps, "ex0", 1, 2, 1);
+    CHECK(stat(tu_path(out, "ex0_layer1_head1_anna.svg"), &st) == 0, "no ex0_layer1_head1_anna.svg");
+    /* a cell for one layer of two, and a cell out of range */
+    argv[3] = "3,2";
+    CHECK(run(cli_inspect, argv, 6, &err) == 2 && strstr(err.msg, "one \"L,Z\"") && strstr(err.msg, "distils 2 layers"),
+          "--anna 3,2 on two layers: %s", err.msg);
+    argv[3] = "3,0;2,1";
+    CHECK(run(cli_inspect, argv, 6, &err) == 2 && strstr(err.msg, "Z in 1..64"), "--anna 3,0;2,1: %s", err.msg);
+    argv[3] = "best";
+    CHECK(run(cli_inspect, argv, 6, &err) == 2 && strstr(err.msg, "anna_summary.json"), "--anna best, no grid: %s",
+          err.msg);
+    /* best of a small grid, its draw 1 */
+    snprintf(grid, sizeof grid, "%s/m2_grid", tmp);
+    const char *sets[] = { "distill.tables=1..3", "distill.funcs=1..2", "distill.runs=2" };
+    CHECK(distill_main(m2, grid, sets, 3, 1, &err) == 0, "distill: %s", err.msg);
+    snprintf(out, sizeof out, "%s/inspect_anna_m2", tmp);
+    argv[1] = (char *)m2, argv[2] = "--anna", argv[3] = "best", argv[4] = "--grid", argv[5] = grid;
+    argv[6] = "--draw", argv[7] = "1", argv[8] = "--out", argv[9] = out;
+    CHECK(run(cli_inspect, argv, 10, &err) == 0, "inspect --anna best: %s", err.msg);
+    snprintf(maps, sizeof maps, "%s/attention.safetensors", out);
+    check_anna_maps(maps, "ex0", 0, 3, 0);
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "%s/attnlab_use_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp)) return 1;
@@ -283,6 +361,7 @@ int main(void) {
     int torch = have_torch();
     if (!torch) printf("SKIP (part): python3-torch not installed: maps not compared with PyTorch\n");
     test_inspect(arith, m2, torch);
+    test_inspect_anna(arith, m2);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
