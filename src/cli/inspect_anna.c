@@ -71,11 +71,12 @@ static int parse_cell(const char *spec, const LoadedRun *r, AnnaCell *c, AlError
         int used = 0;
         if (sscanf(p, "%d,%d%n", &c->tables[i], &c->funcs[i], &used) != 2 || c->tables[i] < 1 ||
             c->tables[i] > 4096 || c->funcs[i] < 1 || c->funcs[i] > 64)
-            return al_fail(err, 2, "inspect: --anna \"%s\": %s, with L in 1..4096 and Z in 1..64", spec, CELL_HINT);
+            return al_fail(err, 2, "inspect: --anna \"%s\" for %s: %s, with L in 1..4096 and Z in 1..64", spec,
+                           r->config_path, CELL_HINT);
         p += used;
         if (*p != (i + 1 < c->n ? ';' : '\0'))
-            return al_fail(err, 2, "inspect: --anna \"%s\": %s; %s distils %d layer%s (distill.layers \"%s\")", spec,
-                           CELL_HINT, r->config_path, c->n, c->n == 1 ? "" : "s", r->cfg.distill.layers);
+            return al_fail(err, 2, "inspect: --anna \"%s\" for %s: %s; it distils %d layer%s (distill.layers \"%s\")",
+                           spec, r->config_path, CELL_HINT, c->n, c->n == 1 ? "" : "s", r->cfg.distill.layers);
         p += *p == ';';
     }
     return 0;

@@ -5,7 +5,7 @@
  *   ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--quiet]
  *   ./train eval RUN_DIR [--data FILE.jsonl] [--set eval.key=value]… [--json] [--out FILE]
  *   ./train generate RUN_DIR [--prompt "tokens…" | --data FILE.jsonl] [--max-new N]
- *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR]
+ *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR] [--anna CELL [--grid DIR] [--draw K]]
  *   ./train curve RUN_DIR…  [--metric M] [--out FILE.svg]
  *   ./train curve SWEEP_DIR… --x AXIS --out FILE.svg [--metric M]
  *   ./train mc CONFIG.json [--out DIR] [--quiet]
@@ -65,6 +65,8 @@ static void usage(FILE *f) {
         "  ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR]\n"
         "                                  attention maps per layer and head (SVG, safetensors) and\n"
         "                                  per-position predictions (default DIR: RUN_DIR/inspect)\n"
+        "        [--anna best|\"L,Z;…\" [--grid DIR] [--draw K]]   and ANNA's collision maps of that\n"
+        "                                  distilled cell (its hash draw K) beside the softmax maps\n"
         "  ./train curve RUN_DIR           (re)draw RUN_DIR/curve.svg from its metrics.jsonl\n"
         "  ./train curve RUN_DIR… --out FILE.svg [--metric token_acc|seq_acc|answer_acc|test_loss]\n"
         "                                  the runs' test metric (default token_acc) vs step, one\n"

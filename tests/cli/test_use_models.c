@@ -330,7 +330,7 @@ static void test_inspect_anna(const char *arith, const char *m2) {
     CHECK(stat(tu_path(out, "ex0_layer1_head1_anna.svg"), &st) == 0, "no ex0_layer1_head1_anna.svg");
     /* a cell for one layer of two, and a cell out of range */
     argv[3] = "3,2";
-    CHECK(run(cli_inspect, argv, 6, &err) == 2 && strstr(err.msg, "one \"L,Z\"") && strstr(err.msg, "distils 2 layers"),
+    CHECK(run(cli_inspect, argv, 6, &err) == 2 && strstr(err.msg, "one \"L,Z\"") && strstr(err.msg, "it distils 2 layers"),
           "--anna 3,2 on two layers: %s", err.msg);
     argv[3] = "3,0;2,1";
     CHECK(run(cli_inspect, argv, 6, &err) == 2 && strstr(err.msg, "Z in 1..64"), "--anna 3,0;2,1: %s", err.msg);

@@ -2,7 +2,7 @@
  *
  *   ./train eval RUN_DIR [--data FILE.jsonl] [--set eval.key=value]… [--json] [--out FILE]
  *   ./train generate RUN_DIR [--prompt "tokens…" | --data FILE.jsonl] [--max-new N]
- *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR]
+ *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR] [--anna CELL [--grid DIR] [--draw K]]
  *
  * Each loads RUN_DIR/config.json and RUN_DIR/model.safetensors (train/runload.h)
  * and rebuilds the run's datasets, so "the test set" is the run's own.  argv[0] is
@@ -30,7 +30,8 @@ int cli_generate(int argc, char **argv, AlError *err);
 /* For test row N (default 0) or every row of --data FILE (at most 16): each layer's
  * and head's attention map (nn/model.h, ModelCapture) as an SVG heatmap and all of
  * them in attention.safetensors, and per-position predictions in predictions.tsv;
- * into --out DIR (default RUN_DIR/inspect). */
+ * into --out DIR (default RUN_DIR/inspect).  With --anna, also the ANNA collision
+ * maps of the distilled layers (src/cli/inspect_anna.h). */
 int cli_inspect(int argc, char **argv, AlError *err);
 
 #endif
