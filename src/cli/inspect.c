@@ -129,13 +129,30 @@ typedef struct Inspect {
     InspectAnna *anna;   /* --anna, or NULL */
 } Inspect;
 
+/* One forward of tok (1 × T) without gradients, with whatever hooks the model has
+ * set; with tgt, its predictions go into the TSV. */
+static void forward(Inspect *in, const int *tok, int T, const int *tgt, int ex) {
+    Arena arena;
+    Tape tape;
+    arena_init(&arena, 1u << 20);
+    tape_init(&tape, &arena);
+    tape.grad_enabled = 0;
+    tape.training = 0;
+    Tensor *logits = model_forward(in->r->model, &tape, tok, 1, T);
+    if (tgt) add_predictions(&in->tsv, in->r, ex, tok, tgt, T, logits);
+    tape_free(&tape);
+    arena_free(&arena);
+}
+
 /* The ANNA forward of the same tokens: its counts and weights become arrays of the
  * file; *weights (kept by in) is what the SVGs draw. */
 static void add_anna(Inspect *in, int ex, const int *tok, int T, float **weights) {
     InspectAnna *ia = in->anna;
     int H = in->r->model->cfg.n_heads;
     float *counts;
-    inspect_anna_row(ia, in->r->model, tok, T, &counts, weights);
+    inspect_anna_begin(ia, in->r->model, T, &counts, weights);
+    forward(in, tok, T, NULL, ex);
+    inspect_anna_end(ia, in->r->model);
     for (int i = 0; i < ia->cell.n; i++)
         for (int kind = 0; kind < 2; kind++, in->n_st++) {
             snprintf(in->names[in->n_st], NAME_MAX_, "ex%d.layer%d.anna_%s", ex, ia->cell.layer[i], kind ? "weights" : "counts");
@@ -155,18 +172,9 @@ static int inspect_row(Inspect *in, const Dataset *d, int row, int ex, AlError *
     int *tok = malloc((size_t)T * sizeof(int));
     memcpy(tok, dataset_tokens(d, row), (size_t)T * sizeof(int));
     ModelCapture cap = { on_map, &mp };
-    Arena arena;
-    Tape tape;
-    arena_init(&arena, 1u << 20);
-    tape_init(&tape, &arena);
-    tape.grad_enabled = 0;
-    tape.training = 0;
     m->capture = &cap;
-    Tensor *logits = model_forward(m, &tape, tok, 1, T);
+    forward(in, tok, T, dataset_targets(d, row), ex);
     m->capture = NULL;
-    add_predictions(&in->tsv, r, ex, tok, dataset_targets(d, row), T, logits);
-    tape_free(&tape);
-    arena_free(&arena);
     snprintf(in->names[in->n_st], NAME_MAX_, "ex%d.tokens", ex);
     in->st[in->n_st] = (StTensor){ in->names[in->n_st], 1, { T }, tok, ST_I32 };
     in->n_st++;

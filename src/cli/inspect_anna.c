@@ -120,25 +120,20 @@ int inspect_anna_open(InspectAnna *ia, const UseArgs *a, const LoadedRun *r, AlE
     return rc;
 }
 
-void inspect_anna_row(InspectAnna *ia, Model *m, const int *tok, int T, float **counts, float **weights) {
+void inspect_anna_begin(InspectAnna *ia, Model *m, int T, float **counts, float **weights) {
     ia->T = T;
     ia->H = m->cfg.n_heads;
     size_t n = (size_t)ia->cell.n * ia->H * T * T;
     *counts = ia->counts = al_calloc(n, sizeof(float));
     *weights = ia->weights = al_calloc(n, sizeof(float));
-    Arena arena;
-    Tape tape;
-    arena_init(&arena, 1u << 20);
-    tape_init(&tape, &arena);
-    tape.grad_enabled = 0;
-    tape.training = 0;
     recording = ia;
     m->anna = &ia->hook;
-    model_forward(m, &tape, tok, 1, T);
+}
+
+void inspect_anna_end(InspectAnna *ia, Model *m) {
+    (void)ia;
     m->anna = NULL;
     recording = NULL;
-    tape_free(&tape);
-    arena_free(&arena);
 }
 
 void inspect_anna_close(InspectAnna *ia) {

@@ -20,10 +20,12 @@ typedef struct InspectAnna {
 /* Resolves --anna (and --grid, --draw) against the run and draws the hashes.
  * Returns 0 or 2 with err (a bad CELL, a missing or unreadable anna_summary.json). */
 int  inspect_anna_open(InspectAnna *ia, const UseArgs *a, const LoadedRun *r, AlError *err);
-/* Runs tokens (1 × T) through the model with ANNA in the cell's layers and returns
- * (malloc'ed, cell.n·H·T·T floats each) the collision counts and their row-normalised
- * weights (counts / row total; an all-zero row where nothing collided). */
-void inspect_anna_row(InspectAnna *ia, Model *m, const int *tok, int T, float **counts, float **weights);
+/* Puts ANNA into the cell's layers of m for the forwards (1 × T) until
+ * inspect_anna_end; each writes, into the buffers returned here (malloc'ed,
+ * cell.n·H·T·T floats each), the collision counts and their row-normalised weights
+ * (counts / row total; an all-zero row where nothing collided). */
+void inspect_anna_begin(InspectAnna *ia, Model *m, int T, float **counts, float **weights);
+void inspect_anna_end(InspectAnna *ia, Model *m);
 void inspect_anna_close(InspectAnna *ia);
 
 #endif
