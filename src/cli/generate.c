@@ -19,12 +19,6 @@ static int check_decodable(const LoadedRun *r, AlError *err) {
     if (m->cfg.type != MODEL_LSTM && !m->cfg.attention.causal)
         return al_fail(err, 2, "%s: model.attention.causal is false: a bidirectional model cannot generate "
                        "(its outputs depend on tokens not yet generated)", r->config_path);
-    CfgTaskType ty = r->cfg.task.type;
-    if (ty != TASK_ARITH && ty != TASK_LIS && ty != TASK_ED && ty != TASK_FILE)
-        return al_fail(err, 2, "%s: task.type \"%s\" labels positions: its targets are not the next tokens, so "
-                       "there is nothing to generate (generate decodes the chain-of-thought tasks arith, lis, ed "
-                       "and the file task; ./train eval and inspect work on every task)", r->config_path,
-                       r->data.gen.name ? r->data.gen.name : "?");
     if (m->n_classes > m->vocab_size)
         return al_fail(err, 2, "%s: the model has %d classes but %d tokens: its predictions are no tokens to "
                        "feed back (generation needs labels[i] = tokens[i+1], data/README.md)", r->config_path,

@@ -48,11 +48,6 @@ static const char MATCH2[] =
     " \"model\": {\"d_model\": 8, \"attention\": {\"score\": \"unit_norm\", \"beta\": 2}},\n"
     " \"train\": {\"steps\": 20, \"batch_size\": 4, \"threads\": 1}, \"eval\": {\"every\": 10, \"test_size\": 8}}\n";
 
-static const char KHOP[] =
-    "{\"name\": \"kh\", \"task\": {\"type\": \"khop\", \"seq_len\": 12, \"alphabet\": 3, \"train_size\": 0},\n"
-    " \"model\": {\"d_model\": 8, \"positional\": \"learned\", \"attention\": {\"causal\": true}},\n"
-    " \"train\": {\"steps\": 4, \"batch_size\": 4, \"threads\": 1}, \"eval\": {\"every\": 4, \"test_size\": 4}}\n";
-
 static int train(const char *name, const char *text, char *dir) {
     char cfg[300];
     snprintf(cfg, sizeof cfg, "%s/%s.json", tmp, name);
@@ -179,11 +174,6 @@ static void test_generate_commands(const char *dir, const char *m2) {
     argv[1] = (char *)m2;
     CHECK(run(cli_generate, argv, 2, &err) == 2 && strstr(err.msg, "cannot generate"),
           "generate on a bidirectional model: %s", err.msg);
-    char kh[300];
-    if (train("khop", KHOP, kh)) return;
-    argv[1] = kh;
-    CHECK(run(cli_generate, argv, 2, &err) == 2 && strstr(err.msg, "task.type \"khop\" labels positions"),
-          "generate on a labelling task: %s", err.msg);
 }
 
 /* Rows of every map sum to 1; causal: zero above the diagonal. */
