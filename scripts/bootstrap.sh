@@ -72,6 +72,28 @@ attnlab_bootstrap() {
     build=${AB_BUILD:-$ab_root/build}
     ab_args=${AB_CMAKE_ARGS:-}
     [ -n "${ATTNLAB_WERROR:-}" ] && ab_args="${ab_args:+$ab_args }-DATTNLAB_WERROR=$ATTNLAB_WERROR"
+    # Two ./train (or ./tests/run) started together would configure and build
+    # the same folder at once and break each other's build: one builds, the
+    # other waits.  The lock lives in a subshell so the trainer does not
+    # inherit it.
+    mkdir -p "$build" || { ab_say "cannot create $build"; return 1; }
+    if command -v flock >/dev/null 2>&1; then
+        (
+            if ! flock -n 9; then
+                ab_say "waiting for another build of $build to finish"
+                flock 9 || exit 1
+            fi
+            ab_build "$ab_root" "$build" "$ab_args" "$fresh_optional"
+        ) 9>"$build/.build.lock"
+    else
+        ab_build "$ab_root" "$build" "$ab_args" "$fresh_optional"
+    fi
+}
+
+# ab_build ROOT BUILD CMAKE_ARGS FRESH_OPTIONAL: configure on first use, then
+# build incrementally (called with the build folder's lock held).
+ab_build() {
+    ab_root=$1 build=$2 ab_args=$3 fresh_optional=$4
     if [ -f "$build/CMakeCache.txt" ] && [ ! -f "$build/Makefile" ]; then
         # A configure that failed earlier (e.g. run by hand before the packages
         # were installed) leaves a cache but no Makefile: start that folder over.
