@@ -466,9 +466,12 @@ void distill_eval_set(const Config *cfg, const TaskData *td, const Dataset *src,
 /* What ANNA can replace: softmax attention over unit-norm queries and keys (the
  * LSH hashes directions; a "dot" surrogate's attention depends on norms too). */
 static int check_model(const CfgModel *m, const char *source, AlError *err) {
-    if (m->type != MODEL_TRANSFORMER || m->attention.type != ATTN_SOFTMAX)
-        return al_fail(err, 2, "distill: ANNA replaces softmax attention; this model is %s",
-                       m->type == MODEL_LSTM ? "an LSTM" : "a linear/sparse-attention transformer");
+    if (m->type != MODEL_TRANSFORMER)
+        return al_fail(err, 2, "distill: ANNA replaces softmax attention; this model's model.type is \"%s\"",
+                       model_type_name(m->type));
+    if (m->attention.type != ATTN_SOFTMAX)
+        return al_fail(err, 2, "distill: ANNA replaces softmax attention; this model is a linear/sparse-attention "
+                       "transformer");
     if (m->attention.score != SCORE_UNIT_NORM)
         return al_fail(err, 2, "%s%smodel.attention.score: distillation into ANNA needs \"unit_norm\" (the softmax "
                        "surrogate must compare unit-norm queries and keys, as the LSH hashes directions only), but "

@@ -59,7 +59,7 @@ static EvalResult run_eval(LoadedRun *r, const Dataset *d) {
     TaskGen g = r->data.gen;
     if (g.extract_answer)
         e.answer_acc = evaluate_answers(r->model, d, &g, r->cfg.train.batch_size);
-    else if (runload_has_answers(d) && (r->model->cfg.type == MODEL_LSTM || r->model->cfg.attention.causal)) {
+    else if (runload_has_answers(d) && model_is_causal(&r->model->cfg)) {
         Dataset wide;   /* file rows with answers: decoded in place at the model's stride */
         runload_widen(r, d, &wide);
         g.eos_id = -1;

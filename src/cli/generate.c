@@ -16,7 +16,7 @@
  * classes are tokens. */
 static int check_decodable(const LoadedRun *r, AlError *err) {
     const Model *m = r->model;
-    if (m->cfg.type != MODEL_LSTM && !m->cfg.attention.causal)
+    if (!model_is_causal(&m->cfg))
         return al_fail(err, 2, "%s: model.attention.causal is false: a bidirectional model cannot generate "
                        "(its outputs depend on tokens not yet generated)", r->config_path);
     if (m->n_classes > m->vocab_size)

@@ -216,8 +216,9 @@ static int choose_rows(const UseArgs *a, const LoadedRun *r, const Dataset *d, i
 static int inspect_all(const UseArgs *a, const LoadedRun *r, const Dataset *d, const char *dir, InspectAnna *ia,
                        AlError *err) {
     int first = 0, n = 0;
-    if (r->model->cfg.type == MODEL_LSTM)
-        return al_fail(err, 2, "inspect: %s is an LSTM: it has no attention to show", r->config_path);
+    if (r->model->cfg.type != MODEL_TRANSFORMER)
+        return al_fail(err, 2, "inspect: %s is a%s %s model: it has no attention to show", r->config_path,
+                       r->model->cfg.type == MODEL_LSTM ? "n" : "", model_type_name(r->model->cfg.type));
     if (choose_rows(a, r, d, &first, &n, err) || al_mkdir_p(dir, err)) return err->code;
     int n_anna = ia ? ia->cell.n : 0;
     size_t n_st = (size_t)n * (1 + r->model->cfg.n_layers + 2 * n_anna);
@@ -246,7 +247,7 @@ int cli_inspect(int argc, char **argv, AlError *err) {
     int anna = 0, rc = use_start(&u, argc, argv, "--example --data --out --anna --grid --draw", err);
     if (!rc) rc = u.a.out ? al_path_fmt(dir, sizeof dir, err, "%s", u.a.out)
                           : al_path_fmt(dir, sizeof dir, err, "%s/inspect", u.a.dir);
-    if (!rc && u.a.anna && u.r.model->cfg.type != MODEL_LSTM) rc = inspect_anna_open(&ia, &u.a, &u.r, err), anna = 1;
+    if (!rc && u.a.anna && u.r.model->cfg.type == MODEL_TRANSFORMER) rc = inspect_anna_open(&ia, &u.a, &u.r, err), anna = 1;
     if (!rc) rc = inspect_all(&u.a, &u.r, u.d, dir, anna ? &ia : NULL, err);
     if (anna) inspect_anna_close(&ia);
     use_end(&u);

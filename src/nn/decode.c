@@ -4,13 +4,12 @@
  * that see one position: model_embed, transformer_blocks — norms, projections,
  * residuals, MLP — and the head, so their numerics are training's.  Only the parts
  * that mix positions are here: the blocks' attention over the cache (or the
- * recurrent state), handed to transformer_blocks as its BlockMixer, and the LSTM
- * cell. */
+ * recurrent state), handed to transformer_blocks as its BlockMixer; a recurrent
+ * architecture's step is its own (ModelArch.step, e.g. lstm.c), on a state kept here. */
 #include "attnlab/nn/decode.h"
 #include "model_internal.h"
 #include "attnlab/util/error.h"
 
-#include "attnlab/util/gemm.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,30 +19,32 @@ struct Decoder {
     int batch, B, pos, H, dh;
     Arena arena;
     Tape tape;
+    const ModelArch *arch;
     /* Per layer, laid out [layer][b][h][position][dh] (softmax, sparse) or
-     * [layer][b][h][dh][dh] + [layer][b][h][dh] (linear) or [layer][b][d] × 2 (LSTM). */
+     * [layer][b][h][dh][dh] + [layer][b][h][dh] (linear) or [layer][b][S]
+     * (recurrent architectures, S = arch->state_floats). */
     float *k_cache, *v_cache;
     float *state_s, *state_z;
-    float *h_state, *c_state;
+    float *rec_state;
     float *logits;        /* (batch, n_classes) */
 };
 
 static size_t layer_stride(const Decoder *d) { return (size_t)d->batch * d->H * d->m->max_len * d->dh; }
 
 Decoder *decoder_create(Model *m, int batch) {
-    AL_ASSERT(m->cfg.type == MODEL_LSTM || m->cfg.attention.causal);
     Decoder *d = al_calloc(1, sizeof *d);
     d->m = m;
+    d->arch = model_arch(m->cfg.type);
+    AL_ASSERT(d->arch->step || m->cfg.attention.causal);
     d->batch = batch;
     int L = m->cfg.n_layers, dm = m->cfg.d_model;
-    d->H = m->cfg.type == MODEL_LSTM ? 1 : m->cfg.n_heads;
+    d->H = d->arch->step ? 1 : m->cfg.n_heads;
     d->dh = dm / d->H;
     arena_init(&d->arena, 1u << 20);
     tape_init(&d->tape, &d->arena);
     d->tape.grad_enabled = 0;
-    if (m->cfg.type == MODEL_LSTM) {
-        d->h_state = al_calloc((size_t)L * batch * dm, sizeof(float));
-        d->c_state = al_calloc((size_t)L * batch * dm, sizeof(float));
+    if (d->arch->step) {
+        d->rec_state = al_calloc((size_t)L * batch * d->arch->state_floats(m), sizeof(float));
     } else if (m->cfg.attention.type == ATTN_LINEAR) {
         d->state_s = al_calloc((size_t)L * batch * d->H * d->dh * d->dh, sizeof(float));
         d->state_z = al_calloc((size_t)L * batch * d->H * d->dh, sizeof(float));
@@ -61,7 +62,7 @@ void decoder_free(Decoder *d) {
     arena_free(&d->arena);
     free(d->k_cache); free(d->v_cache);
     free(d->state_s); free(d->state_z);
-    free(d->h_state); free(d->c_state);
+    free(d->rec_state);
     free(d->logits);
     free(d);
 }
@@ -70,11 +71,8 @@ void decoder_reset(Decoder *d, int B) {
     AL_ASSERT(B >= 1 && B <= d->batch);
     d->B = B;
     d->pos = 0;
-    int L = d->m->cfg.n_layers, dm = d->m->cfg.d_model;
-    if (d->h_state) {
-        memset(d->h_state, 0, (size_t)L * d->batch * dm * sizeof(float));
-        memset(d->c_state, 0, (size_t)L * d->batch * dm * sizeof(float));
-    }
+    int L = d->m->cfg.n_layers;
+    if (d->rec_state) memset(d->rec_state, 0, (size_t)L * d->batch * d->arch->state_floats(d->m) * sizeof(float));
     if (d->state_s) {
         memset(d->state_s, 0, (size_t)L * d->batch * d->H * d->dh * d->dh * sizeof(float));
         memset(d->state_z, 0, (size_t)L * d->batch * d->H * d->dh * sizeof(float));
@@ -182,40 +180,13 @@ static Tensor *attention_step(void *ctx, const Model *m, Tape *t, int l, Tensor 
 
 /* ---- one step through the network ------------------------------------------------------ */
 
-static float sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
-
-/* One LSTM cell step per layer, gates (i, f, g, o) as in ad_lstm. */
-static Tensor *lstm_step(Decoder *d, Tensor *x) {
-    Model *m = d->m;
-    int B = d->B, dm = m->cfg.d_model;
-    for (int l = 0; l < m->cfg.n_layers; l++) {
-        const LstmLayer *L = &m->lstm[l];
-        float *hs = d->h_state + (size_t)l * d->batch * dm, *cs = d->c_state + (size_t)l * d->batch * dm;
-        float *z = tape_scratch(&d->tape, (size_t)B * 4 * dm * sizeof(float));
-        for (int b = 0; b < B; b++) memcpy(z + (size_t)b * 4 * dm, L->b->data, (size_t)4 * dm * sizeof(float));
-        al_sgemm(CblasNoTrans, CblasTrans, B, 4 * dm, dm, 1, x->data, dm, L->w_ih->data, dm, 1, z, 4 * dm);
-        al_sgemm(CblasNoTrans, CblasTrans, B, 4 * dm, dm, 1, hs, dm, L->w_hh->data, dm, 1, z, 4 * dm);
-        Tensor *out = tape_tensor(&d->tape, 0, 3, (int[]){B, 1, dm});
-        for (int b = 0; b < B; b++)
-            for (int j = 0; j < dm; j++) {
-                const float *zb = z + (size_t)b * 4 * dm;
-                float i = sigmoid(zb[j]), f = sigmoid(zb[dm + j]), g = tanhf(zb[2 * dm + j]), o = sigmoid(zb[3 * dm + j]);
-                float c = f * cs[(size_t)b * dm + j] + i * g;
-                cs[(size_t)b * dm + j] = c;
-                out->data[(size_t)b * dm + j] = hs[(size_t)b * dm + j] = o * tanhf(c);
-            }
-        x = out;
-    }
-    return x;
-}
-
 const float *decoder_step(Decoder *d, const int *tokens) {
     Model *m = d->m;
     Tape *t = &d->tape;
     AL_ASSERT(d->pos < m->max_len);
     tape_reset(t);
     Tensor *x = model_embed(m, t, tokens, d->B, 1, d->pos);
-    if (m->cfg.type == MODEL_LSTM) x = lstm_step(d, x);
+    if (d->arch->step) x = d->arch->step(m, t, x, d->rec_state, d->batch);
     else x = transformer_blocks(m, t, x, &(BlockMixer){ attention_step, d });   /* training's blocks */
     Tensor *logits = ad_linear(t, x, m->head.w, m->head.b);
     memcpy(d->logits, logits->data, (size_t)d->B * m->n_classes * sizeof(float));

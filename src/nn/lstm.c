@@ -4,7 +4,10 @@
 #include "model_internal.h"
 #include "attnlab/util/error.h"
 
+#include "attnlab/util/gemm.h"
+
 #include <math.h>
+#include <string.h>
 
 void lstm_declare(Model *m) {
     int d = m->cfg.d_model;
@@ -40,4 +43,47 @@ Tensor *lstm_forward(Model *m, Tape *t, Tensor *x) {
 double lstm_flops_per_seq(const Model *m, int T) {
     double d = m->cfg.d_model;
     return m->cfg.n_layers * (2.0 * T * d * 4 * d * 2);   /* input and recurrent projections */
+}
+
+double lstm_param_count(const CfgModel *c, int max_len) {
+    (void)max_len;
+    double d = c->d_model;
+    return c->n_layers * (8 * d * d + 4 * d);
+}
+
+/* ad_lstm keeps the gates, the cell and the output per step (values and gradients). */
+double lstm_activation_floats(const CfgModel *c) { return 20.0 * c->d_model; }
+
+/* Decoding state per layer and sequence: h, then c. */
+size_t lstm_state_floats(const Model *m) { return 2 * (size_t)m->cfg.d_model; }
+
+static float sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
+
+/* One cell step per layer on x (B, 1, d), gates (i, f, g, o) as in ad_lstm. */
+Tensor *lstm_step(Model *m, Tape *t, Tensor *x, float *state, int batch) {
+    int B = x->shape[0], dm = m->cfg.d_model;
+    size_t S = lstm_state_floats(m);
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        const LstmLayer *L = &m->lstm[l];
+        float *z = tape_scratch(t, (size_t)B * 4 * dm * sizeof(float));
+        float *hs = tape_scratch(t, (size_t)B * dm * sizeof(float));
+        for (int b = 0; b < B; b++) {
+            memcpy(z + (size_t)b * 4 * dm, L->b->data, (size_t)4 * dm * sizeof(float));
+            memcpy(hs + (size_t)b * dm, state + ((size_t)l * batch + b) * S, (size_t)dm * sizeof(float));
+        }
+        al_sgemm(CblasNoTrans, CblasTrans, B, 4 * dm, dm, 1, x->data, dm, L->w_ih->data, dm, 1, z, 4 * dm);
+        al_sgemm(CblasNoTrans, CblasTrans, B, 4 * dm, dm, 1, hs, dm, L->w_hh->data, dm, 1, z, 4 * dm);
+        Tensor *out = tape_tensor(t, 0, 3, (int[]){B, 1, dm});
+        for (int b = 0; b < B; b++) {
+            float *h = state + ((size_t)l * batch + b) * S, *c = h + dm;
+            const float *zb = z + (size_t)b * 4 * dm;
+            for (int j = 0; j < dm; j++) {
+                float i = sigmoid(zb[j]), f = sigmoid(zb[dm + j]), g = tanhf(zb[2 * dm + j]), o = sigmoid(zb[3 * dm + j]);
+                c[j] = f * c[j] + i * g;
+                out->data[(size_t)b * dm + j] = h[j] = o * tanhf(c[j]);
+            }
+        }
+        x = out;
+    }
+    return x;
 }

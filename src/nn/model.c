@@ -75,14 +75,12 @@ static Model *model_build(const CfgModel *cfg, int vocab_size, int n_classes, in
     int d = cfg->d_model;
     params_init(&m->params, param_capacity(cfg));
     m->tok_emb = model_decl(m, 0, 2, (int[]){vocab_size, d}, "tok_emb.weight", 0);
-    if (cfg->type == MODEL_LSTM) {
-        lstm_declare(m);
-    } else {
+    if (cfg->type == MODEL_TRANSFORMER) {   /* recurrent models see positions through their state */
         if (cfg->positional == POS_LEARNED) m->pos_emb = model_decl(m, 0, 2, (int[]){max_len, d}, "pos_emb.weight", 0);
         if (cfg->positional == POS_SINUSOIDAL) fill_sinusoid(m);
         if (cfg->embed_layernorm) model_decl_norm(m, &m->ln_emb, "ln_emb", 0);
-        transformer_declare(m);
     }
+    model_arch(cfg->type)->declare(m);
     model_decl_linear(m, &m->head, n_classes, d, "head", 0);
     if (master) {
         params_finalize_replica(&m->params, &master->params);
@@ -143,14 +141,30 @@ void model_init_params(Model *m, uint64_t seed) {
     double emb_std = m->cfg.init == INIT_TORCH ? 1.0 : m->cfg.init_std;
     model_fill_normal(m->tok_emb, &r, emb_std);
     if (m->pos_emb && m->pos_emb->grad) model_fill_normal(m->pos_emb, &r, emb_std);
-    if (m->cfg.type == MODEL_LSTM) {
-        lstm_init(m, &r);
-    } else {
-        if (m->cfg.embed_layernorm) model_init_norm(&m->ln_emb);
-        transformer_init(m, &r);
-    }
+    if (m->cfg.type == MODEL_TRANSFORMER && m->cfg.embed_layernorm) model_init_norm(&m->ln_emb);
+    model_arch(m->cfg.type)->init(m, &r);
     model_init_linear(m, &m->head, &r, 0);
 }
+
+/* ---- architectures ----------------------------------------------------------------- */
+
+static const ModelArch ARCHS[] = {
+    [MODEL_TRANSFORMER] = { "transformer", transformer_declare, transformer_init, transformer_forward,
+                            transformer_flops_per_seq, transformer_param_count, transformer_activation_floats,
+                            NULL, NULL },
+    [MODEL_LSTM]        = { "lstm", lstm_declare, lstm_init, lstm_forward, lstm_flops_per_seq, lstm_param_count,
+                            lstm_activation_floats, lstm_state_floats, lstm_step },
+};
+_Static_assert(sizeof ARCHS / sizeof *ARCHS == MODEL_TYPE_COUNT, "one ModelArch row per CfgModelType");
+
+const ModelArch *model_arch(CfgModelType type) {
+    AL_ASSERT((unsigned)type < MODEL_TYPE_COUNT && ARCHS[type].forward);
+    return &ARCHS[type];
+}
+
+const char *model_type_name(CfgModelType type) { return model_arch(type)->name; }
+
+int model_is_causal(const CfgModel *c) { return model_arch(c->type)->step ? 1 : c->attention.causal; }
 
 /* ---- forward ----------------------------------------------------------------------- */
 
@@ -170,12 +184,12 @@ Tensor *model_embed(Model *m, Tape *t, const int *tokens, int B, int T, int pos0
 Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T) {
     AL_ASSERT(T >= 1 && T <= m->max_len);
     Tensor *x = model_embed(m, t, tokens, B, T, 0);
-    x = m->cfg.type == MODEL_LSTM ? lstm_forward(m, t, x) : transformer_forward(m, t, x, T);
+    x = model_arch(m->cfg.type)->forward(m, t, x);
     return ad_linear(t, x, m->head.w, m->head.b);
 }
 
 double model_flops_per_seq(const Model *m, int T) {
-    double body = m->cfg.type == MODEL_LSTM ? lstm_flops_per_seq(m, T) : transformer_flops_per_seq(m, T);
+    double body = model_arch(m->cfg.type)->flops_per_seq(m, T);
     return body + 2.0 * T * m->cfg.d_model * m->n_classes;
 }
 
@@ -191,12 +205,8 @@ void model_free(Model *m) {
 /* ---- memory ------------------------------------------------------------------------ */
 
 double model_param_count(const CfgModel *c, int vocab_size, int n_classes, int max_len) {
-    double d = c->d_model, L = c->n_layers, n = vocab_size * d + n_classes * (d + 1);   /* tok_emb, head */
-    if (c->type == MODEL_LSTM) return n + L * (8 * d * d + 4 * d);
-    double h = (double)c->mlp_ratio * d;
-    if (c->positional == POS_LEARNED) n += max_len * d;
-    if (c->embed_layernorm) n += 2 * d;
-    return n + 2 * d /* ln_f */ + L * (4 * d + 4 * (d * d + d) + (h * d + h) + (d * h + d));
+    double d = c->d_model, n = vocab_size * d + n_classes * (d + 1);   /* tok_emb, head */
+    return n + model_arch(c->type)->param_count(c, max_len);
 }
 
 /* Attention's saved floats per layer of a training step: softmax keeps two row
@@ -224,11 +234,7 @@ size_t model_memory_estimate(const CfgModel *c, int vocab_size, int n_classes, i
     ModelMemory m = {0};
     m.params = 4 * F * model_param_count(c, vocab_size, n_classes, max_len);
     if (c->type == MODEL_TRANSFORMER && c->positional == POS_SINUSOIDAL) m.params += F * max_len * d;
-    double h = (double)c->mlp_ratio * d;
-    /* Values + gradients.  A block's MLP (ad_mlp) keeps GELU(h) and GELU'(h) of its
-     * hidden layer; without dropout the two residual adds happen inside the GEMMs
-     * (ad_linear_residual, ad_mlp), so their outputs are two (B,T,d) tensors fewer. */
-    double per_layer = c->type == MODEL_LSTM ? 20 * d : (c->dropout > 0 ? 36 : 32) * d + 2 * h;
+    double per_layer = model_arch(c->type)->activation_floats(c);   /* values + gradients */
     m.activations = arena * F * rows * (10 * d /* embeddings */ + L * per_layer + 2 * d /* ln_f */ + 2);
     if (c->type == MODEL_TRANSFORMER) {
         m.attention = arena * F * L * attention_floats(c, batch, max_len);

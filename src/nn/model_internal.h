@@ -31,7 +31,7 @@ typedef struct BlockMixer {
 
 void    transformer_declare(Model *m);
 void    transformer_init(Model *m, Rng *r);
-Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T);   /* x = embeddings (B,T,d) */
+Tensor *transformer_forward(Model *m, Tape *t, Tensor *x);   /* x = embeddings (B,T,d) */
 /* x (B, T, d) → LN_f(the n_layers blocks of x), each block's attention by mix. */
 Tensor *transformer_blocks(Model *m, Tape *t, Tensor *x, const BlockMixer *mix);
 double  transformer_flops_per_seq(const Model *m, int T);
@@ -45,9 +45,46 @@ void    capture_attention(const Model *m, int layer, const Tensor *q, const Tens
  * decoder's step is T = 1 at its position). */
 Tensor *model_embed(Model *m, Tape *t, const int *tokens, int B, int T, int pos0);
 
+/* ---- architectures: what lies between the embedding and the head ----------------- */
+
+/* One row per CfgModelType (model_arch(), the table in model.c).  The transformer's
+ * row has no `step`: it decodes through its blocks and a KV cache (decode.c); a
+ * recurrent architecture (LSTM, and every later state-space or retention model)
+ * has no positional embedding, is causal by construction, and decodes by `step`
+ * over a state of state_floats(m) floats per layer and sequence.  A new model type:
+ * one enum value (model_config.h), one file with these functions, one row. */
+typedef struct ModelArch {
+    const char *name;
+    void    (*declare)(Model *m);
+    void    (*init)(Model *m, Rng *r);
+    /* x = embeddings (B, T, d) → (B, T, d), what the head reads */
+    Tensor *(*forward)(Model *m, Tape *t, Tensor *x);
+    /* forward FLOPs of the body's products per sequence (model_flops_per_seq) */
+    double  (*flops_per_seq)(const Model *m, int T);
+    /* parameters of the body (model_param_count adds the embedding and the head) */
+    double  (*param_count)(const CfgModel *c, int max_len);
+    /* floats of values and gradients per layer per (b, t) of a training step
+     * (model_memory_estimate's A) */
+    double  (*activation_floats)(const CfgModel *c);
+    /* recurrent only (NULL for the transformer): decoding state per layer and
+     * sequence, and one step: x (B, 1, d) → (B, 1, d), state[l·batch·S + b·S …] of
+     * S = state_floats(m) floats for layer l, row b (zero at position 0) */
+    size_t  (*state_floats)(const Model *m);
+    Tensor *(*step)(Model *m, Tape *t, Tensor *x, float *state, int batch);
+} ModelArch;
+
+const ModelArch *model_arch(CfgModelType type);
+
 void    lstm_declare(Model *m);
 void    lstm_init(Model *m, Rng *r);
 Tensor *lstm_forward(Model *m, Tape *t, Tensor *x);
 double  lstm_flops_per_seq(const Model *m, int T);
+double  lstm_param_count(const CfgModel *c, int max_len);
+double  lstm_activation_floats(const CfgModel *c);
+size_t  lstm_state_floats(const Model *m);
+Tensor *lstm_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
+
+double  transformer_param_count(const CfgModel *c, int max_len);
+double  transformer_activation_floats(const CfgModel *c);
 
 #endif

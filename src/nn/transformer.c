@@ -144,8 +144,8 @@ Tensor *transformer_blocks(Model *m, Tape *t, Tensor *x, const BlockMixer *mix) 
     return norm(m, t, x, &m->ln_f);
 }
 
-Tensor *transformer_forward(Model *m, Tape *t, Tensor *x, int T) {
-    AL_ASSERT(x->ndim == 3 && x->shape[1] == T);
+Tensor *transformer_forward(Model *m, Tape *t, Tensor *x) {
+    AL_ASSERT(x->ndim == 3);
     return transformer_blocks(m, t, x, &(BlockMixer){ mix_positions, NULL });
 }
 
@@ -163,4 +163,21 @@ double transformer_flops_per_seq(const Model *m, int T) {
                      + mix
                      + 2.0 * T * d * hidden * 2; /* fc1, fc2 */
     return per_layer * m->cfg.n_layers;
+}
+
+/* The blocks' parameters, the embedding extras (learned positions, the embedding
+ * LayerNorm) and the final LayerNorm; model_param_count adds tok_emb and the head. */
+double transformer_param_count(const CfgModel *c, int max_len) {
+    double d = c->d_model, L = c->n_layers, h = (double)c->mlp_ratio * d, n = 0;
+    if (c->positional == POS_LEARNED) n += max_len * d;
+    if (c->embed_layernorm) n += 2 * d;
+    return n + 2 * d /* ln_f */ + L * (4 * d + 4 * (d * d + d) + (h * d + h) + (d * h + d));
+}
+
+/* A block's values and gradients per row (model_memory_estimate): the MLP (ad_mlp)
+ * keeps GELU(h) and GELU′(h) of its hidden layer; without dropout the two residual
+ * adds happen inside the GEMMs (ad_linear_residual, ad_mlp), so their outputs are
+ * two (B,T,d) tensors fewer. */
+double transformer_activation_floats(const CfgModel *c) {
+    return (c->dropout > 0 ? 36 : 32) * (double)c->d_model + 2.0 * c->mlp_ratio * c->d_model;
 }

@@ -349,6 +349,36 @@ static void test_inspect_anna(const char *arith, const char *m2) {
     check_anna_maps(maps, "ex0", 0, 3, 0);
 }
 
+/* A run of each recurrent model type: eval gives summary.json's figures, generate
+ * decodes through the recurrent state, inspect refuses (no attention maps).  A new
+ * recurrent type: one more name here. */
+static void test_recurrent_runs(void) {
+    static const char *const TYPES[] = { "lstm" };
+    for (size_t i = 0; i < sizeof TYPES / sizeof *TYPES; i++) {
+        char name[64], text[1024], dir[300], out[400], *argv[6];
+        AlError err;
+        snprintf(name, sizeof name, "arith_%s", TYPES[i]);
+        snprintf(text, sizeof text,
+                 "{\"name\": \"%s\", \"seed\": 3, \"task\": {\"type\": \"arith\", \"n_ops\": 1, \"modulus\": 5, "
+                 "\"train_size\": 40},\n \"model\": {\"type\": \"%s\", \"d_model\": 16, \"n_layers\": 1},\n"
+                 " \"train\": {\"batch_size\": 8, \"steps\": 20, \"lr\": 0.01, \"threads\": 1}, "
+                 "\"eval\": {\"every\": 20, \"test_size\": 12}}\n", name, TYPES[i]);
+        if (train(name, text, dir)) continue;
+        snprintf(out, sizeof out, "%s/%s_eval.json", tmp, name);
+        argv[0] = "eval", argv[1] = dir, argv[2] = "--out", argv[3] = out;
+        CHECK(run(cli_eval, argv, 4, &err) == 0, "eval of %s: %s", name, err.msg);
+        cJSON *summary = read_json(tu_path(dir, "summary.json")), *e = read_json(out);
+        same_metrics(summary, e, name);
+        cJSON_Delete(summary);
+        cJSON_Delete(e);
+        argv[0] = "generate", argv[2] = "--prompt", argv[3] = "1 + 2 =";
+        CHECK(run(cli_generate, argv, 4, &err) == 0, "generate on %s: %s", name, err.msg);
+        argv[0] = "inspect";
+        CHECK(run(cli_inspect, argv, 2, &err) == 2 && strstr(err.msg, " model: it has no attention to show") &&
+              strstr(err.msg, TYPES[i]), "inspect of %s: %s", name, err.msg);
+    }
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "%s/attnlab_use_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp)) return 1;
@@ -362,6 +392,7 @@ int main(void) {
     if (!torch) printf("SKIP (part): python3-torch not installed: maps not compared with PyTorch\n");
     test_inspect(arith, m2, torch);
     test_inspect_anna(arith, m2);
+    test_recurrent_runs();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

@@ -89,6 +89,12 @@ typedef struct Model {
     const ModelCapture *capture;
 } Model;
 
+/* The name of a model type as the config spells it ("transformer", "lstm", …). */
+const char *model_type_name(CfgModelType type);
+/* Does position i's output depend on positions ≤ i only?  Recurrent types always;
+ * a transformer when model.attention.causal. */
+int     model_is_causal(const CfgModel *c);
+
 /* Declares and initialises every parameter (seeded).  Returns a heap model. */
 Model  *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max_len, uint64_t seed);
 /* (Re-)initialises all parameters from `seed` as documented in transformer.c / lstm.c. */

@@ -10,7 +10,9 @@
 #include "attnlab/autodiff/ops.h"   /* AdFeature */
 
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
-typedef enum { MODEL_TRANSFORMER, MODEL_LSTM } CfgModelType;
+/* A new model type: a value here (before MODEL_TYPE_COUNT), its name in the config
+ * schema (config/schema.c), its ModelArch row in nn/model.c. */
+typedef enum { MODEL_TRANSFORMER, MODEL_LSTM, MODEL_TYPE_COUNT } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
 typedef AdFeature CfgFeature;   /* linear attention's φ: FEATURE_ELU1 | FEATURE_IDENTITY | FEATURE_RELU (autodiff/ops.h) */
 typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
