@@ -12,6 +12,7 @@
 #include "attnlab/data/cot_ed.h"
 #include "attnlab/data/cot_lis.h"
 #include "attnlab/data/dyck.h"
+#include "attnlab/data/equality.h"
 #include "attnlab/data/index_lookup.h"
 #include "attnlab/data/khop.h"
 #include "attnlab/data/taskgen.h"
@@ -34,6 +35,7 @@ typedef struct TaskData {
         EdParams ed;
         DyckParams dyck;
         ArParams ar;
+        EqParams eq;
     } params;
     int vocab_size, n_classes;
     int seq_len;                  /* the longest row of any split (the model's max_len) */
