@@ -14,7 +14,7 @@ int eq_check(const EqParams *p, AlError *err) {
     if (param_in_range(err, name, "seq_len", p->seq_len, 2, EQ_MAX_LEN, "symbols of both halves"))
         return 2;
     if (p->seq_len % 2)
-        return al_fail(err, 2, "%s: seq_len %d must be even (two halves of N/2 symbols around [sep])", name,
+        return al_fail(err, 2, "%s: seq_len must be even, got %d (two halves of N/2 symbols around [sep])", name,
                        p->seq_len);
     if (p->kind == EQ_RANDOM && p->symbols != 2)
         return al_fail(err, 2, "eq_random: symbols %d must be 2 (its strings are binary)", p->symbols);
