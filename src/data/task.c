@@ -456,6 +456,12 @@ int task_check_writable(const TaskData *td, AlError *err) {
     if (td->streaming)
         return al_fail(err, 2, "%s%stask.train_size is 0 (fresh examples every step): set it to the number of "
                        "training examples to write", td->source, *td->source ? ": " : "");
+    /* A JSONL label is one class; read back, the "every class valid" code would be
+     * an ordinary class (data/README.md). */
+    if (td->gen.multilabel)
+        return al_fail(err, 2, "%s%stask.type: %s has multi-label targets (label %d = every symbol valid), which "
+                       "JSONL labels cannot express: train on the generator instead", td->source,
+                       *td->source ? ": " : "", td->gen.name, td->n_classes);
     return 0;
 }
 
