@@ -456,6 +456,7 @@ void distill_eval_set(const Config *cfg, const TaskData *td, const Dataset *src,
         memcpy(out->info, src->info, (size_t)src->n * sizeof *src->info);
     }
     out->pad_id = src->pad_id;
+    out->multilabel = src->multilabel;
     if (cfg->distill.score_all && cfg->task.type == TASK_KHOP)
         for (int r = 0; r < out->n; r++) {
             int *tgt = dataset_targets(out, r);

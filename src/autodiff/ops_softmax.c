@@ -1,9 +1,11 @@
 /* ops_softmax.c — row softmax (with an additive mask) and softmax cross-entropy.
  * Both go through softmax_row, so they agree on the stable evaluation and on
- * what a fully masked row means. */
+ * what a fully masked row means.  Also the multi-label loss (per-class sigmoid
+ * and binary cross-entropy), the other way to score a row of class logits. */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 #include "attnlab/util/fastmath.h"
+#include "act.h"
 #include "grad_put.h"
 #include "record.h"
 
@@ -120,6 +122,87 @@ Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets) {
     if (needs_grad)
         ad_record(t, (TapeEntry){ .op = OP_CROSS_ENTROPY, .backward = cross_entropy_backward, .out = loss,
                                   .in = { logits }, .saved = { probs, ad_saved_copy(t, targets, (size_t)rows * sizeof(int)) },
+                                  .f = { counted ? 1.0f / (float)counted : 0.0f }, .first_write = 1 });
+    return loss;
+}
+
+/* ------------------------------------------------------------------------------ */
+/* bce_multilabel (paper 003, App. H.2, Eq-ncp): logits (…, C), targets one per row:
+ * < 0 ignored, t < C the one valid class, t == C every class valid; loss (1) =
+ * mean over counted rows of Σ_c softplus(z_c) − y_c·z_c, with softplus(z) =
+ * max(z, 0) + log(1 + e^−|z|) (no overflow for any z). */
+
+/* Σ_c log(1 + e_c) for e_c in [0, 1], as logs of products: every factor is in
+ * [1, 2], so 512 of them multiply to at most 2^512 in double, and the rounding of
+ * the product costs ~1e-13 absolute per block.  One log per 512 classes instead of
+ * a log1p per class, which at |Σ| = 1024 would cost more than the model. */
+static double sum_log1p(const float *e, int n) {
+    double total = 0.0;
+    for (int c0 = 0; c0 < n; c0 += 512) {
+        int c1 = n - c0 < 512 ? n : c0 + 512;
+        double prod = 1.0;
+        for (int c = c0; c < c1; c++) prod *= 1.0 + (double)e[c];
+        total += log(prod);
+    }
+    return total;
+}
+
+static void bce_multilabel_backward(TapeEntry *e) {
+    Tensor *logits = e->in[0];
+    const int *targets = e->saved[0];
+    float *row = e->saved[1];   /* one row of workspace, taken in the forward */
+    int C = tensor_cols(logits);
+    long rows = tensor_rows(logits);
+    float s = e->out->grad[0] * e->f[0];
+    int acc = tape_grad_acc(logits);
+    for (long r = 0; r < rows; r++) {
+        float *dx = logits->grad + r * C;
+        const int tgt = targets[r];
+        if (tgt < 0) {
+            if (!acc) memset(dx, 0, (size_t)C * sizeof(float));
+            continue;
+        }
+        /* σ − y: σ where y = 0 and −(1 − σ) where y = 1, each from act.h's
+         * sigmoid without cancellation. */
+        const float *z = logits->data + r * C;
+        const int all = tgt == C;
+        for (int c = 0; c < C; c++) {
+            Sigmoid g = sigmoid(z[c]);
+            row[c] = fm_select(all, -g.one_minus_s, g.s);
+        }
+        if (!all) row[tgt] = -sigmoid(z[tgt]).one_minus_s;
+        grad_put(dx, row, NULL, s, C, acc);
+    }
+}
+
+Tensor *ad_bce_multilabel(Tape *t, Tensor *logits, const int *targets) {
+    int C = tensor_cols(logits);
+    long rows = tensor_rows(logits);
+    int needs_grad = tape_needs_grad(t, logits, NULL, NULL);
+    Tensor *loss = tape_tensor(t, needs_grad, 1, (const int[]){ 1 });
+    /* e^−|z| of the row at hand; the backward reuses it as its σ − y row. */
+    float *e = tape_scratch(t, (size_t)C * sizeof(float));
+    double total = 0.0;
+    long counted = 0;
+    for (long r = 0; r < rows; r++) {
+        const int tgt = targets[r];
+        if (tgt < 0) continue;
+        AL_ASSERT(tgt <= C);
+        const float *z = logits->data + r * C;
+        const int all = tgt == C;
+        double lin = 0.0;   /* Σ_c max(z_c, 0) − y_c·z_c = Σ_c max(±z_c, 0) with − where y_c = 1 */
+        for (int c = 0; c < C; c++) {
+            e[c] = fm_exp(-fabsf(z[c]));
+            lin += (double)fmaxf(all ? -z[c] : z[c], 0.0f);
+        }
+        if (!all) lin -= (double)z[tgt];
+        total += lin + sum_log1p(e, C);
+        counted++;
+    }
+    loss->data[0] = counted ? (float)(total / (double)counted) : 0.0f;
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_BCE_MULTILABEL, .backward = bce_multilabel_backward, .out = loss,
+                                  .in = { logits }, .saved = { ad_saved_copy(t, targets, (size_t)rows * sizeof(int)), e },
                                   .f = { counted ? 1.0f / (float)counted : 0.0f }, .first_write = 1 });
     return loss;
 }

@@ -63,7 +63,7 @@ static void setup_model(BenchModel *b, const char *name, int layers, int heads, 
         b->tokens[i] = (int)rng_below(&r, (uint32_t)vocab);
         b->targets[i] = (int)rng_below(&r, (uint32_t)n_classes);
     }
-    b->batch = (Batch){ b->cfg.train.batch_size, T, b->tokens, b->targets };
+    b->batch = (Batch){ b->cfg.train.batch_size, T, b->tokens, b->targets, 0 };
 }
 
 static void one_step(BenchModel *b, StepPool *p, long step) {

@@ -111,7 +111,8 @@ static void add_predictions(StrBuf *tsv, const LoadedRun *r, int ex, const int *
         strbuf_printf(tsv, "%d\t%d\t%s\t%s\t%s\t%.6f\t", ex, i, use_token_label(r, tok[i], a, sizeof a),
                       tgt[i] >= 0 ? use_token_label(r, tgt[i], b, sizeof b) : "-",
                       use_token_label(r, best, c, sizeof c), p[best]);
-        if (tgt[i] >= 0) strbuf_printf(tsv, "%.6f\t%d\n", p[tgt[i]], best == tgt[i]);
+        /* A multi-label "every class valid" target (code C, data/dataset.h) has no one probability. */
+        if (tgt[i] >= 0 && tgt[i] < C) strbuf_printf(tsv, "%.6f\t%d\n", p[tgt[i]], best == tgt[i]);
         else strbuf_printf(tsv, "-\t-\n");
     }
     free(p);

@@ -183,11 +183,13 @@ static int cfg_model_rules(const Config *c, CfgProblem *p) {
                            "model.d_model (%d) must be divisible by model.n_heads (%d)", m->d_model, m->n_heads);
     /* Next-token prediction with bidirectional attention would read the answer, and
      * right-padded variable lengths are only harmless when nothing looks ahead. */
-    if (!at->causal && (task == TASK_ARITH || task == TASK_LIS || task == TASK_ED || task == TASK_INDEX_LOOKUP))
+    int padded = task == TASK_INDEX_LOOKUP || task == TASK_EQ_RANDOM || task == TASK_EQ_ONE;
+    if (!at->causal && (task == TASK_ARITH || task == TASK_LIS || task == TASK_ED || task == TASK_EQ_NCP || padded))
         return cfg_problem(p, "model.attention.causal", "task.type",
                            "task.type \"%s\" needs model.attention.causal true (%s)", cfg_task_names[task],
-                           task == TASK_INDEX_LOOKUP ? "examples of different lengths are right-padded"
-                                                     : "it is next-token prediction");
+                           padded ? "examples of different lengths are right-padded"
+                                  : task == TASK_EQ_NCP ? "it is next-character prediction"
+                                                        : "it is next-token prediction");
     if (at->type == ATTN_SPARSE && !at->causal)
         return cfg_problem(p, "model.attention.causal", "model.attention.type",
                            "model.attention.type \"sparse\" is causal by definition (paper 004 eq. 6): "

@@ -31,7 +31,8 @@ _Static_assert(sizeof(CfgNonfinite) == sizeof(int), "enum size");
 const char *const cfg_task_names[] = {
     [TASK_MATCH2] = "match2", [TASK_KHOP] = "khop", [TASK_INDEX_LOOKUP] = "index_lookup",
     [TASK_ARITH] = "arith", [TASK_LIS] = "lis", [TASK_ED] = "ed", [TASK_DYCK] = "dyck",
-    [TASK_ASSOC_RECALL] = "assoc_recall", [TASK_FILE] = "file", NULL };
+    [TASK_ASSOC_RECALL] = "assoc_recall", [TASK_EQ_RANDOM] = "eq_random", [TASK_EQ_ONE] = "eq_one",
+    [TASK_EQ_NCP] = "eq_ncp", [TASK_FILE] = "file", NULL };
 static const char *const cfg_pos_names[] = {
     [POS_NONE] = "none", [POS_LEARNED] = "learned", [POS_SINUSOIDAL] = "sinusoidal", NULL };
 const char *const cfg_attn_names[] = {
@@ -74,6 +75,8 @@ static const char *const cfg_nonfinite_names[] = { [NONFINITE_STOP] = "stop", [N
 #define DYCK         (1u << TASK_DYCK)
 #define FILE_TASK    (1u << TASK_FILE)
 #define AR           (1u << TASK_ASSOC_RECALL)
+#define EQ_SIGMA     ((1u << TASK_EQ_ONE) | (1u << TASK_EQ_NCP))
+#define EQ           ((1u << TASK_EQ_RANDOM) | EQ_SIGMA)
 #define TRANSFORMER_ONLY ONLY_WHEN("model.type", 1u << MODEL_TRANSFORMER)
 #define ATTN_ONLY(mask)  ONLY_WHEN("model.attention.type", mask)
 #define SOFTMAX_LIKE     ((1u << ATTN_SOFTMAX) | (1u << ATTN_SPARSE))
@@ -89,9 +92,10 @@ const CfgKey cfg_keys[] = {
     { "task.type", CFG_ENUM, AT(task.type), .names = cfg_task_names, .def = TASK_MATCH2,
       .doc = "which task; the other task keys depend on it" },
     { "task.seq_len", CFG_INT, AT(task.seq_len), IN(2, 65536), .def = 32,
-      ONLY_FOR_TASKS(MATCH2 | KHOP | IDXL | DYCK | AR),
+      ONLY_FOR_TASKS(MATCH2 | KHOP | IDXL | DYCK | AR | EQ),
       .doc = "match2, dyck: N; khop: tokens including the leading hop-count token; index_lookup: most symbols N; "
-             "assoc_recall: context (key, value) pairs before the query" },
+             "assoc_recall: context (key, value) pairs before the query; eq_random, eq_one, eq_ncp: N, even, the "
+             "symbols of both halves (without [sep]) of a test example; training lengths 2*ceil(N/20), +2, ..., N" },
     { "task.modulus", CFG_INT, AT(task.modulus), IN(2, 1000000), .def = 37,
       ONLY_FOR_TASKS(MATCH2 | ARITH), .doc = "match2: modulus M, tokens 1..M-1; arith: a prime p <= 97 (paper: 11)" },
     { "task.train_size", CFG_INT, AT(task.train_size), GE(0), .def = 10000,
@@ -135,6 +139,9 @@ const CfgKey cfg_keys[] = {
     { "task.keys", CFG_INT, AT(task.keys), IN(0, 1048576), .def = 0,
       ONLY_FOR_TASKS(AR), .doc = "key alphabet K (>= seq_len: the context keys are distinct); 0 = seq_len; "
                                  "vocabulary 3K" },
+    { "task.symbols", CFG_INT, AT(task.symbols), IN(2, 65536), .def = 1024,
+      ONLY_FOR_TASKS(EQ_SIGMA), .doc = "eq_one, eq_ncp: symbols |Sigma| besides [sep] (paper 003: 1024; eq_random "
+                                       "is binary); eq_ncp: also its classes, one sigmoid each" },
 
     { "model", CFG_OBJECT, .doc = "the network" },
     { "model.type", CFG_ENUM, AT(model.type), .names = cfg_model_names, .def = MODEL_TRANSFORMER,

@@ -65,6 +65,7 @@ void batch_alloc(Batch *b, int batch, int seq_len) {
     AL_ASSERT(batch >= 1 && seq_len >= 1);
     b->batch = batch;
     b->seq_len = seq_len;
+    b->multilabel = 0;
     b->tokens = al_calloc((size_t)batch * seq_len, sizeof(int));
     b->targets = al_calloc((size_t)batch * seq_len, sizeof(int));
 }
@@ -117,6 +118,7 @@ void sampler_next_indices(Sampler *s, int *idx, int k) {
 void sampler_next_batch(Sampler *s, const Dataset *d, Batch *b) {
     AL_ASSERT(d->n == s->n && b->seq_len == d->seq_len);
     size_t bytes = (size_t)d->seq_len * sizeof(int);
+    b->multilabel = d->multilabel;
     for (int r = 0; r < b->batch; r++) {
         int row = next_index(s);
         memcpy(b->tokens + (size_t)r * b->seq_len, dataset_tokens(d, row), bytes);

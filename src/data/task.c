@@ -131,6 +131,30 @@ static int dyck_generator(const CfgTask *t, TaskData *td, AlError *err) {
     return 0;
 }
 
+/* String equality (paper 003, App. H.2): eq_random, eq_one, eq_ncp.  Training
+ * draws a length from the even set, tests use length exactly N. */
+static void eq_task_sample(const TaskGen *g, Rng *rng, TaskSplit split, Example *ex) {
+    const EqParams *p = g->params;
+    eq_sample(p, rng, split == SPLIT_TEST ? p->seq_len : 0, ex);
+}
+
+static int eq_generator(const CfgTask *t, TaskData *td, AlError *err) {
+    EqParams *p = &td->params.eq;
+    EqKind kind = t->type == TASK_EQ_RANDOM ? EQ_RANDOM : t->type == TASK_EQ_ONE ? EQ_ONE : EQ_NCP;
+    *p = (EqParams){ kind, t->seq_len, kind == EQ_RANDOM ? 2 : t->symbols };
+    if (eq_check(p, err)) return err->code;
+    TaskGen *g = &td->gen;
+    *g = (TaskGen){ .name = eq_name(kind), .vocab_size = eq_vocab_size(p), .n_classes = eq_n_classes(p),
+                    .max_len = eq_max_len(p), .multilabel = eq_multilabel(p), .sample = eq_task_sample,
+                    .params = p };
+    if (kind != EQ_NCP) {   /* accuracy on equal and unequal pairs apart */
+        g->n_groups = 2;
+        g->group_names[EQ_GROUP_EQUAL] = "equal";
+        g->group_names[EQ_GROUP_UNEQUAL] = "unequal";
+    }
+    return 0;
+}
+
 static int ar_generator(const CfgTask *t, TaskData *td, AlError *err) {
     td->params.ar = (ArParams){ t->seq_len, t->keys };
     return ar_task_gen(&td->gen, &td->params.ar, err);
@@ -144,6 +168,7 @@ static int task_generator(const TaskSpec *s, TaskData *td, AlError *err) {
     case TASK_ARITH: case TASK_LIS: case TASK_ED: return cot_generator(&s->task, td, err);
     case TASK_DYCK: return dyck_generator(&s->task, td, err);
     case TASK_ASSOC_RECALL: return ar_generator(&s->task, td, err);
+    case TASK_EQ_RANDOM: case TASK_EQ_ONE: case TASK_EQ_NCP: return eq_generator(&s->task, td, err);
     case TASK_MATCH2: case TASK_FILE: break;
     }
     return al_fail(err, 2, "task.type %d has no generator", (int)s->task.type);
@@ -223,6 +248,9 @@ static const struct { const char *start, *key; } PARAM_KEYS[] = {
     { "khop: alphabet", "task.alphabet" }, { "khop: seq_len", "task.seq_len" },
     { "khop: min_hops", "task.min_hops" }, { "khop: max_hops", "task.max_hops" },
     { "khop: test_hops", "task.test_hops" }, { "match2: ", "task.seq_len, task.modulus" },
+    { "eq_random: seq_len", "task.seq_len" }, { "eq_one: seq_len", "task.seq_len" },
+    { "eq_ncp: seq_len", "task.seq_len" }, { "eq_one: symbols", "task.symbols" },
+    { "eq_ncp: symbols", "task.symbols" },
 };
 
 /* "SOURCE: KEY: " (or "KEY: " without a source) before err's message. */
@@ -428,6 +456,12 @@ int task_check_writable(const TaskData *td, AlError *err) {
     if (td->streaming)
         return al_fail(err, 2, "%s%stask.train_size is 0 (fresh examples every step): set it to the number of "
                        "training examples to write", td->source, *td->source ? ": " : "");
+    /* A JSONL label is one class; read back, the "every class valid" code would be
+     * an ordinary class (data/README.md). */
+    if (td->gen.multilabel)
+        return al_fail(err, 2, "%s%stask.type: %s has multi-label targets (label %d = every symbol valid), which "
+                       "JSONL labels cannot express: train on the generator instead", td->source,
+                       *td->source ? ": " : "", td->gen.name, td->n_classes);
     return 0;
 }
 

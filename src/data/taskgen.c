@@ -39,6 +39,7 @@ int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const Se
     dataset_alloc(out, n, g->max_len, g->vocab_size, g->n_classes);
     dataset_alloc_info(out);
     out->pad_id = g->pad_id;
+    out->multilabel = g->multilabel;
     SeqSet seen;
     seqset_init(&seen, g->max_len, n);
     int *key = al_malloc((size_t)g->max_len * sizeof(int));
@@ -81,6 +82,7 @@ void taskgen_add_keys(const TaskGen *g, const Dataset *d, SeqSet *keys) {
 
 void taskgen_batch(const TaskGen *g, TaskSplit split, Rng *rng, Batch *b) {
     AL_ASSERT(b->seq_len == g->max_len);
+    b->multilabel = g->multilabel;
     for (int r = 0; r < b->batch; r++)
         sample_row(g, split, rng, b->tokens + (size_t)r * b->seq_len, b->targets + (size_t)r * b->seq_len, NULL);
 }

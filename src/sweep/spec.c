@@ -148,6 +148,7 @@ static SweepMetric default_metric(const Config *base) {
     switch (base->task.type) {
     case TASK_ARITH: case TASK_LIS: case TASK_ED: return METRIC_ANSWER_ACC;   /* paper 004's figure */
     case TASK_INDEX_LOOKUP: case TASK_DYCK: return METRIC_SEQ_ACC;             /* one scored token */
+    case TASK_EQ_RANDOM: case TASK_EQ_ONE: case TASK_EQ_NCP: return METRIC_SEQ_ACC;   /* eq_ncp: every prefix */
     default: return METRIC_TOKEN_ACC;
     }
 }

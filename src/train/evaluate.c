@@ -6,7 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-void eval_count_correct(const Tensor *logits, const int *targets, const int *groups,
+/* Is the prediction at one position right?  Single-label: the argmax is the
+ * target.  Multi-label (dataset.h): σ(z_c) > 0.5, i.e. z_c > 0, exactly for the
+ * valid classes — every class when the target is C. */
+static int position_right(const float *row, int C, int y, int multilabel) {
+    if (multilabel) {
+        int right = 1;
+        for (int c = 0; c < C; c++) right &= (row[c] > 0.0f) == (y == C || c == y);
+        return right;
+    }
+    int best = 0;
+    for (int c = 1; c < C; c++)
+        if (row[c] > row[best]) best = c;
+    return best == y;
+}
+
+void eval_count_correct(const Tensor *logits, const int *targets, int multilabel, const int *groups,
                         long *correct_tokens, long *scored_tokens, long *correct_seqs,
                         long *group_correct, long *group_scored) {
     int B = logits->shape[0], T = logits->shape[1], C = logits->shape[2];
@@ -15,11 +30,7 @@ void eval_count_correct(const Tensor *logits, const int *targets, const int *gro
         for (int i = 0; i < T; i++) {
             int y = targets[b * T + i];
             if (y < 0) continue;
-            const float *row = logits->data + ((long)b * T + i) * C;
-            int best = 0;
-            for (int c = 1; c < C; c++)
-                if (row[c] > row[best]) best = c;
-            int right = best == y;
+            int right = position_right(logits->data + ((long)b * T + i) * C, C, y, multilabel);
             *scored_tokens += 1;
             *correct_tokens += right;
             all_right &= right;
@@ -48,11 +59,11 @@ static double eval_batch(Model *m, Tape *t, const Dataset *d, int start, int B, 
     tape_reset(t);
     Tensor *logits = model_forward(m, t, dataset_tokens(d, start), B, d->seq_len);
     long scored_before = c->scored;
-    eval_count_correct(logits, targets, use_groups ? groups : NULL, &c->correct, &c->scored, &c->correct_seqs,
+    eval_count_correct(logits, targets, d->multilabel, use_groups ? groups : NULL, &c->correct, &c->scored, &c->correct_seqs,
                        c->group_correct, c->group_scored);
     c->seqs += B;
-    /* cross_entropy is a mean over this batch's scored positions: weight it back. */
-    return ad_cross_entropy(t, logits, targets)->data[0] * (double)(c->scored - scored_before);
+    /* The loss is a mean over this batch's scored positions: weight it back. */
+    return step_loss(t, logits, targets, d->multilabel)->data[0] * (double)(c->scored - scored_before);
 }
 
 void eval_result_add_json(cJSON *j, const EvalResult *e, const char *const *group_names) {

@@ -16,6 +16,10 @@ void step_next_batch(const TaskData *td, Sampler *s, Rng *stream, Batch *b) {
     else sampler_next_batch(s, &td->train, b);
 }
 
+Tensor *step_loss(Tape *t, Tensor *logits, const int *targets, int multilabel) {
+    return multilabel ? ad_bce_multilabel(t, logits, targets) : ad_cross_entropy(t, logits, targets);
+}
+
 static void zero_frozen(ParamStore *ps, const unsigned char *frozen) {
     for (int k = 0; frozen && k < ps->n; k++)
         if (frozen[k]) memset(ps->p[k].t.grad, 0, (size_t)ps->p[k].t.n * sizeof(float));
@@ -27,7 +31,7 @@ double step_gradients(Model *m, Tape *t, const Batch *b, const unsigned char *fr
     tape_reset(t);
     params_zero_grad(ps);
     Tensor *logits = model_forward(m, t, b->tokens, b->batch, b->seq_len);
-    Tensor *loss = ad_cross_entropy(t, logits, b->targets);
+    Tensor *loss = step_loss(t, logits, b->targets, b->multilabel);
     tape_backward(t, loss);
     zero_frozen(ps, frozen);
     *grad_norm = optim_grad_norm(ps);
@@ -199,7 +203,8 @@ void step_pool_free(StepPool *p) {
 
 /* Rows [row0, row1) of b. */
 static Batch batch_rows(const Batch *b, int row0, int row1) {
-    Batch v = { row1 - row0, b->seq_len, b->tokens + (size_t)row0 * b->seq_len, b->targets + (size_t)row0 * b->seq_len };
+    Batch v = { row1 - row0, b->seq_len, b->tokens + (size_t)row0 * b->seq_len, b->targets + (size_t)row0 * b->seq_len,
+                b->multilabel };
     return v;
 }
 
@@ -239,7 +244,7 @@ static void shard_run(void *ctx, int s) {
     tape_reset(t);
     params_zero_grad(&sh->model->params);
     Tensor *logits = model_forward(sh->model, t, v.tokens, v.batch, v.seq_len);
-    Tensor *loss = ad_cross_entropy(t, logits, v.targets);
+    Tensor *loss = step_loss(t, logits, v.targets, v.multilabel);
     sh->counted = count_targets(&v);
     sh->loss = loss->data[0];
     /* d(batch mean)/d(shard mean) = counted_s / counted; 0 for a shard (or batch)

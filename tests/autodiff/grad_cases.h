@@ -16,7 +16,7 @@ int grad_cases_linalg(OpKind op, int *n_cases);     /* matmul, linear */
 int grad_cases_pointwise(OpKind op, int *n_cases);  /* add sub mul scale sum mean gelu elu relu silu dropout */
 int grad_cases_gather(OpKind op, int *n_cases);     /* embedding reshape split_heads merge_heads */
 int grad_cases_norm(OpKind op, int *n_cases);       /* layernorm l2norm */
-int grad_cases_softmax(OpKind op, int *n_cases);    /* softmax cross_entropy */
+int grad_cases_softmax(OpKind op, int *n_cases);    /* softmax cross_entropy bce_multilabel */
 int grad_cases_attention(OpKind op, int *n_cases);  /* attention attention_heads */
 int grad_cases_efficient(OpKind op, int *n_cases);  /* linear_attention sparse_attention */
 int grad_cases_lstm(OpKind op, int *n_cases);       /* lstm */

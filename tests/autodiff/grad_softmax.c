@@ -1,4 +1,4 @@
-/* grad_softmax.c — gradient checks of softmax and cross_entropy.
+/* grad_softmax.c — gradient checks of softmax, cross_entropy and bce_multilabel.
  *
  * eps 1e-2 for both: these ops are curved, so a central difference has truncation
  * error ~eps²/6·f‴ (~1e-5 relative), and float32 rounding of the outputs adds
@@ -127,8 +127,51 @@ static int ce_cases(int *n_cases) {
     return failed;
 }
 
+/* ------------------------------------------------------------------------------ */
+/* bce_multilabel: the same case layout as cross_entropy; a target equal to the
+ * row's width C means "every class valid" (data/dataset.h).  Its loss sums C
+ * binary terms per row (~0.7·C at these logits, ≤ 6 here), so the rounding bound of
+ * the cross-entropy header, 2·6e-8·|loss|·|w0|/(2·eps), stays below 1e-6 and
+ * CE_TOL applies unchanged.  Wider rows (|Σ| = 1024) are checked against a
+ * double-precision reference in tests/data/test_equality.c. */
+
+static Tensor *build_bce(Tape *t, Tensor **x, void *ctx) {
+    return ad_bce_multilabel(t, gc_in(t, x[0]), ((const CeCase *)ctx)->targets);
+}
+
+static int bce_cases(int *n_cases) {
+    static const CeCase cases[] = {
+        { 2, {4, 3},    {2, 3, 0, -1},           -2.0f, 2.0f, 81 },
+        { 2, {6, 5},    {5, 0, -1, 4, 5, 1},     -2.0f, 2.0f, 82 },
+        { 3, {2, 3, 7}, {7, 0, 3, -1, 7, 6},     -3.0f, 3.0f, 83 },
+        { 2, {3, 4},    {4, 4, 4},               -6.0f, 6.0f, 84 },     /* every class valid, saturating σ */
+        { 2, {3, 4},    {-1, -1, -1},            -2.0f, 2.0f, 85 },     /* nothing counted */
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const CeCase *c = &cases[i];
+        Tensor *x = gc_leaf(c->ndim, c->shape, c->seed, c->lo, c->hi);
+        int C = x->shape[x->ndim - 1];
+        long rows = x->n / C;
+        int ignored = 0, all = 0;
+        for (long r = 0; r < rows; r++) {
+            ignored += c->targets[r] < 0;
+            all += c->targets[r] == C;
+        }
+        char label[96], sx[32];
+        snprintf(label, sizeof label, "bce_multilabel x%s %d ignored, %d all-valid", tensor_shape_str(x, sx, sizeof sx),
+                 ignored, all);
+        /* As for cross_entropy: a loss that counts nothing is constantly 0. */
+        failed += grad_case_both(label, OP_BCE_MULTILABEL, build_bce, (void *)c, &x, 1, CE_TOL, ignored < rows);
+        (*n_cases)++;
+        gc_leaf_free(x);
+    }
+    return failed;
+}
+
 int grad_cases_softmax(OpKind op, int *n_cases) {
     if (op == OP_SOFTMAX) return softmax_cases(n_cases);
     if (op == OP_CROSS_ENTROPY) return ce_cases(n_cases);
+    if (op == OP_BCE_MULTILABEL) return bce_cases(n_cases);
     return 0;
 }

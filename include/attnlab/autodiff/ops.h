@@ -9,7 +9,7 @@
  *   ops_pointwise.c  add, sub, mul, scale, sum, mean, gelu, elu, relu, silu, dropout
  *   ops_gather.c     embedding, reshape, split_heads, merge_heads
  *   ops_norm.c       layernorm, l2norm
- *   ops_softmax.c    softmax, cross_entropy
+ *   ops_softmax.c    softmax, cross_entropy, bce_multilabel
  *   ops_attention.c  fused attention (heads split or in place), causal mask
  *   ops_linear_attention.c, ops_sparse_attention.c   efficient attention (paper 004)
  *   ops_lstm.c       LSTM layer (paper 003's recurrent baseline)
@@ -88,6 +88,16 @@ Tensor *ad_softmax(Tape *t, Tensor *x, const Tensor *mask);
  * targets has one entry per row; a target < 0 is ignored.  → shape (1); 0 when
  * nothing is counted. */
 Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets);
+/* Multi-label loss of next-character prediction (paper 003, App. H.2 "Eq-ncp": a
+ * set of valid continuations per prefix): one sigmoid per class and binary
+ * cross-entropy against a k-hot target, summed over the C classes (the negative
+ * log-likelihood of the whole set, as cross_entropy is of one class) and averaged
+ * over counted rows.  logits (…, C); targets one per row: < 0 ignored, t in
+ * [0, C) the one valid class, t == C every class valid (data/dataset.h).  With
+ * BCE(z, y) = softplus(z) − y·z:  loss = (1/n) Σ_rows Σ_c softplus(z_c) − y_c·z_c;
+ * dz_c = (σ(z_c) − y_c)/n.  → shape (1); 0 when nothing is counted.  Recorded as
+ * OP_BCE_MULTILABEL. */
+Tensor *ad_bce_multilabel(Tape *t, Tensor *logits, const int *targets);
 
 /* Fused attention: softmax(scale·Q·Kᵀ + mask)·V per (batch, head).
  * q (B, H, Tq, D), k (B, H, Tk, D), v (B, H, Tk, Dv), mask NULL or (Tq, Tk) additive

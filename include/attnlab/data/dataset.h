@@ -20,6 +20,10 @@
 #include <stdint.h>
 
 #define DATASET_IGNORE (-1)   /* target value of a position the loss skips */
+/* Multi-label datasets (Dataset.multilabel, e.g. eq_ncp): a target t in
+ * [0, n_classes) means "t is the one valid class", t == n_classes means "every
+ * class is valid"; the loss is per-class binary cross-entropy (ad_bce_multilabel)
+ * and a position is right when σ(logit) > 0.5 exactly on its valid classes. */
 
 /* Per-row facts of variable-length and chain-of-thought tasks (see example.h). */
 typedef struct RowInfo {
@@ -37,6 +41,7 @@ typedef struct Dataset {
     int n_classes;
     RowInfo *info;    /* n rows, or NULL: every row is seq_len real tokens, group 0 */
     int pad_id;       /* token filling rows past info[r].len */
+    int multilabel;   /* targets are k-hot codes (above), not single classes */
 } Dataset;
 
 /* Caller-owned buffers of batch × seq_len, allocated once and refilled each step. */
@@ -44,6 +49,7 @@ typedef struct Batch {
     int batch, seq_len;
     int *tokens;
     int *targets;
+    int multilabel;   /* as Dataset.multilabel; set by whatever fills the batch */
 } Batch;
 
 /* Allocates zeroed rows; frees with dataset_free. */

@@ -12,6 +12,7 @@
 #include "attnlab/data/cot_ed.h"
 #include "attnlab/data/cot_lis.h"
 #include "attnlab/data/dyck.h"
+#include "attnlab/data/equality.h"
 #include "attnlab/data/index_lookup.h"
 #include "attnlab/data/khop.h"
 #include "attnlab/data/taskgen.h"
@@ -34,6 +35,7 @@ typedef struct TaskData {
         EdParams ed;
         DyckParams dyck;
         ArParams ar;
+        EqParams eq;
     } params;
     int vocab_size, n_classes;
     int seq_len;                  /* the longest row of any split (the model's max_len) */
@@ -82,8 +84,10 @@ int  task_build_validation(const TaskSpec *s, const TaskData *td, Dataset *out, 
  * (format: data/README.md), so they can be inspected or trained on with task type
  * "file".  Streaming tasks have no training set to write: an error (code 2). */
 int  task_write_jsonl(const TaskData *td, const char *dir, AlError *err);
-/* 0 when td has a training set to write (not a streaming task); else err (code 2)
- * naming the config and task.train_size.  `./train data` asks before making its folder. */
+/* 0 when td has a training set to write (not a streaming task) whose targets are
+ * single classes (not a multi-label task, e.g. eq_ncp); else err (code 2) naming
+ * the config and task.train_size or task.type.  `./train data` asks before making
+ * its folder. */
 int  task_check_writable(const TaskData *td, AlError *err);
 
 #endif

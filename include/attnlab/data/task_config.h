@@ -13,13 +13,13 @@
 #include <stdint.h>
 
 typedef enum { TASK_MATCH2, TASK_KHOP, TASK_INDEX_LOOKUP, TASK_ARITH, TASK_LIS, TASK_ED, TASK_DYCK,
-               TASK_ASSOC_RECALL, TASK_FILE } CfgTaskType;   /* "file" stays last in the listed choices */
+               TASK_ASSOC_RECALL, TASK_EQ_RANDOM, TASK_EQ_ONE, TASK_EQ_NCP, TASK_FILE } CfgTaskType;   /* "file" stays last in the listed choices */
 
 typedef struct CfgTask {
     CfgTaskType type;        /* "match2" | "khop" | "index_lookup" | "arith" | "lis" | "ed" | "dyck" |
-                                "assoc_recall" | "file" */
+                                "assoc_recall" | "eq_random" | "eq_one" | "eq_ncp" | "file" */
     int seq_len;             /* match2: N; khop: tokens incl. the hop-count token; index_lookup: max symbols N;
-                                assoc_recall: context (key, value) pairs n */
+                                assoc_recall: context (key, value) pairs n; eq_*: symbols N of both halves */
     int modulus;             /* match2: M, tokens are 1..M−1; arith: the prime p */
     int train_size;          /* fixed training set size; 0 = fresh examples every step (not match2) */
     int alphabet;            /* khop, index_lookup: |Σ| */
@@ -36,6 +36,7 @@ typedef struct CfgTask {
     int uniform_costs;       /* ed: bool, Levenshtein costs instead of the public generator's */
     int depth, types;        /* dyck: bounded depth and bracket types (paper 003: 2, 2) */
     int keys;                /* assoc_recall: key alphabet K >= seq_len; 0 = 4 * seq_len */
+    int symbols;             /* eq_one, eq_ncp: |Σ| besides [sep] (paper 003: 1024); eq_random: 2 */
     char train_path[AL_PATH_MAX], test_path[AL_PATH_MAX];   /* file: JSONL datasets (data/README.md) */
 } CfgTask;
 

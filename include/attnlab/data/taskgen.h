@@ -23,6 +23,7 @@ struct TaskGen {
     const char *name;
     int vocab_size, n_classes, max_len, pad_id;
     int key_is_prompt;                 /* dedup by the prompt, not the whole sequence */
+    int multilabel;                    /* targets are k-hot codes (dataset.h): eq_ncp */
     int eos_id;                        /* chain of thought: generation stops here */
     int n_groups;                      /* 0: no per-group metrics */
     const char *group_names[TASKGEN_MAX_GROUPS];

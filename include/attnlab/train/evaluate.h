@@ -12,7 +12,7 @@
 #define EVAL_MAX_GROUPS 16
 
 typedef struct EvalResult {
-    double loss;            /* mean cross-entropy over scored positions */
+    double loss;            /* mean loss over scored positions (cross-entropy, or BCE: step_loss) */
     double token_acc;       /* fraction of scored positions predicted right */
     double seq_acc;         /* fraction of sequences with every scored position right */
     long   n_tokens, n_seqs;
@@ -28,10 +28,14 @@ typedef struct EvalResult {
  * test_group_token_acc {name: acc} for the groups the data has (group_names[g]). */
 void eval_result_add_json(cJSON *j, const EvalResult *e, const char *const *group_names);
 
-/* Argmax-of-logits accuracy of one batch; logits (B, T, C), targets (B, T).
- * Adds to *correct_tokens, *scored_tokens and *correct_seqs; when groups is not
- * NULL (one group id per row), also to group_correct[g] and group_scored[g]. */
-void eval_count_correct(const Tensor *logits, const int *targets, const int *groups,
+/* Accuracy of one batch; logits (B, T, C), targets (B, T).  A position is right
+ * when the argmax of its logits is the target, or, with multilabel (dataset.h),
+ * when σ(logit) > 0.5 on exactly its valid classes; a sequence when every scored
+ * position is (eq_ncp: "correct if the prediction for every prefix is correct",
+ * paper 003, App. H.2).  Adds to *correct_tokens, *scored_tokens and
+ * *correct_seqs; when groups is not NULL (one group id per row), also to
+ * group_correct[g] and group_scored[g]. */
+void eval_count_correct(const Tensor *logits, const int *targets, int multilabel, const int *groups,
                         long *correct_tokens, long *scored_tokens, long *correct_seqs,
                         long *group_correct, long *group_scored);
 

@@ -35,8 +35,14 @@
  * or, for a streaming task, fresh examples drawn from *stream (s unused). */
 void step_next_batch(const TaskData *td, Sampler *s, Rng *stream, Batch *b);
 
+/* The training loss of logits (B, T, C) against targets (B, T): the mean softmax
+ * cross-entropy over scored positions, or for a multi-label task (Batch and
+ * Dataset .multilabel, e.g. eq_ncp) the mean per-class binary cross-entropy
+ * (ad_bce_multilabel).  Training and evaluation both take it from here. */
+Tensor *step_loss(Tape *t, Tensor *logits, const int *targets, int multilabel);
+
 /* Resets the tape, zeroes the gradients, and runs forward and backward of the
- * mean cross-entropy on b in training mode (dropout active).  Then zeroes the gradients of the parameters k with
+ * mean loss (step_loss) on b in training mode (dropout active).  Then zeroes the gradients of the parameters k with
  * frozen[k] set (frozen may be NULL), so *grad_norm — the global gradient norm —
  * and clipping see only what is trained.  Returns the loss (not checked: callers
  * decide what a non-finite loss or norm means). */
