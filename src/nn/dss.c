@@ -77,10 +77,12 @@ static int cmp_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
-/* The eigenvalues ±iω of the real skew-symmetric S = (H − Hᵀ)/2 (the reference's
- * hippo_skew_evals(2N)) are the square roots of those of the symmetric SᵀS = −S²,
- * each twice; Jacobi on SᵀS, then one ω per pair. */
-void dss_skew_hippo(int N, double *omega) {
+/* The skew-HiPPO eigenvalues DSS starts from (the reference's hippo_skew_evals(2N)
+ * [:N]): the N largest imaginary parts ω_0 ≥ … ≥ ω_{N−1} > 0 of the eigenvalues ±iω
+ * of S = (H − Hᵀ)/2, H the 2N×2N HiPPO-LegS lower triangle H_ij = √((2i+1)(2j+1))
+ * (i > j).  They are the square roots of the eigenvalues of the symmetric SᵀS = −S²,
+ * each twice: Jacobi on SᵀS, then one ω per pair. */
+static void dss_skew_hippo(int N, double *omega) {
     int M = 2 * N;
     double *S = al_malloc((size_t)M * M * sizeof(double)), *A = al_calloc((size_t)M * M, sizeof(double));
     double *ev = al_malloc((size_t)M * sizeof(double));

@@ -92,10 +92,6 @@ double  dss_param_count(const CfgModel *c, int max_len);
 double  dss_activation_floats(const CfgModel *c);
 size_t  dss_state_floats(const Model *m);
 Tensor *dss_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
-/* The skew-HiPPO eigenvalues DSS starts from: the N largest imaginary parts ω_0 >
- * … > ω_{N−1} > 0 of the eigenvalues ±iω of (H − Hᵀ)/2, H the 2N×2N HiPPO-LegS
- * lower triangle H_ij = √((2i+1)(2j+1)) (i > j), into omega (N). */
-void    dss_skew_hippo(int N, double *omega);
 
 double  transformer_param_count(const CfgModel *c, int max_len);
 double  transformer_activation_floats(const CfgModel *c);
