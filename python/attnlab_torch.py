@@ -271,7 +271,10 @@ class DSSKernel(nn.Module):
         pos = lam.real > 0                       # growing modes: shift by the largest exponent
         k = torch.arange(T, dtype=torch.float64)
         P = dtlam.unsqueeze(-1) * k                                                          # (d, N, T)
-        P = P - (dtlam * (pos * (L - 1))).detach().unsqueeze(-1)
+        # (the reference code takes this shift under no_grad; its normaliser is the closed
+        # form, not a sum over the shifted exponentials, so that drops a term from the
+        # gradient of growing modes: here, as in the C op, the exact gradient)
+        P = P - (dtlam * (pos * (L - 1))).unsqueeze(-1)
         neg = dtlam * (1 - 2 * pos.to(torch.float64))
         x = (torch.exp(neg * L) - 1) * lam                                                   # den·Λ
         recip = x.conj() / (x * x.conj() + DSS_EPS)
