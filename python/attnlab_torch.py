@@ -19,7 +19,8 @@ with H heads of width d/H and one of the three attention mechanisms:
 
 and a d → ratio·d → d GELU MLP (tanh or erf).  Its parameter names are those of
 attnlab's model.safetensors, so a checkpoint loads with load_state_dict(strict=True).
-LSTM runs and ANNA-distilled attention are not modelled here.
+DSS runs (model.type "dss") load as DSSModel (below).  LSTM runs and ANNA-distilled
+attention are not modelled here.
 
 Use it from Python (standard library, numpy and torch: Debian's python3-numpy and
 python3-torch, no pip):
@@ -240,6 +241,101 @@ class Transformer(nn.Module):
         return (logits, maps) if return_attention else logits
 
 
+# ---- DSS (model.type "dss") ----------------------------------------------------------
+# Gupta, Gu & Berant 2022, "Diagonal State Spaces are as Effective as Structured State
+# Spaces", §3.3 DSS-softmax, written from the paper's equations and its code's
+# DSSKernel (version "softmax", sep_dt_re_im): per channel c and mode n
+#     ΔΛ = Δ_re·Re Λ + i·Δ_im·Im Λ,  P[c,n,k] = ΔΛ[c,n]·k  (k = 0 … L−1)
+#     K[c,l] = Re Σ_n W[c,n] · Λ_n⁻¹ · softmax_k(P[c,n,:])[l]
+# with the softmax's 1/Σ_k e^{P} as the code's num/den and its ε-regularised
+# reciprocal, L the model's longest sequence (src/nn/dss.c); then per block, pre-norm:
+#     x += output_linear(dropout(GELU(K * LN(x) + D ⊙ LN(x))))
+# The kernel in complex128; the convolution as a plain loop over lags.
+
+DSS_EPS = 1e-7      # the reference code's reciprocal() epsilon
+
+
+class DSSKernel(nn.Module):
+    def __init__(self, d, n_state):
+        super().__init__()
+        self.log_dt = nn.Parameter(torch.zeros(d, 2))
+        self.Lambda = nn.Parameter(torch.zeros(n_state, 2))
+        self.W = nn.Parameter(torch.zeros(1, d, n_state, 2))
+
+    def forward(self, T, L):
+        """(d, T): the first T positions of the kernel normalised over L."""
+        lam = torch.complex(self.Lambda[:, 0], self.Lambda[:, 1]).to(torch.complex128)        # (N)
+        dt = self.log_dt.exp().to(torch.float64)                                             # (d, 2)
+        dtlam = torch.complex(dt[:, :1] * lam.real, dt[:, 1:] * lam.imag)                    # (d, N)
+        w = torch.complex(self.W[0, ..., 0], self.W[0, ..., 1]).to(torch.complex128)       # (d, N)
+        pos = lam.real > 0                       # growing modes: shift by the largest exponent
+        k = torch.arange(T, dtype=torch.float64)
+        P = dtlam.unsqueeze(-1) * k                                                          # (d, N, T)
+        # (the reference code takes this shift under no_grad; its normaliser is the closed
+        # form, not a sum over the shifted exponentials, so that drops a term from the
+        # gradient of growing modes: here, as in the C op, the exact gradient)
+        P = P - (dtlam * (pos * (L - 1))).unsqueeze(-1)
+        neg = dtlam * (1 - 2 * pos.to(torch.float64))
+        x = (torch.exp(neg * L) - 1) * lam                                                   # den·Λ
+        recip = x.conj() / (x * x.conj() + DSS_EPS)
+        coef = w * (torch.exp(neg) - 1) * recip
+        return torch.einsum("dn,dnt->dt", coef, P.exp()).real
+
+
+class DSSLayer(nn.Module):
+    def __init__(self, d, n_state):
+        super().__init__()
+        self.D = nn.Parameter(torch.zeros(1, d))
+        self.kernel = DSSKernel(d, n_state)
+        self.output_linear = nn.Linear(d, d)
+
+    def forward(self, u, L, drop):
+        """u (B, T, d) → (B, T, d)."""
+        T = u.shape[1]
+        K = self.kernel(T, L).to(u.dtype)                                                   # (d, T)
+        y = u * self.D[0]
+        for s in range(T):                       # y[t] += K[s]·u[t − s]
+            y = y + F.pad(u[:, :T - s] * K[:, s], (0, 0, s, 0))
+        return self.output_linear(drop(F.gelu(y)))
+
+
+class DSSBlock(nn.Module):
+    def __init__(self, mc):
+        super().__init__()
+        d = mc["d_model"]
+        self.norm = nn.LayerNorm(d, eps=f32(mc["ln_eps"]))
+        self.layer = DSSLayer(d, mc["dss"]["d_state"])
+
+    def forward(self, x, L, drop):
+        return x + self.layer(self.norm(x), L, drop)
+
+
+class DSSModel(nn.Module):
+    """The DSS of src/nn/dss.c; max_len: the C model's longest sequence (the kernel's
+    normalising length)."""
+
+    def __init__(self, mc, vocab_size, n_classes, max_len):
+        super().__init__()
+        if max_len is None:
+            raise ValueError("attnlab_torch: a dss model needs max_len (the run's longest row)")
+        d, self.max_len = mc["d_model"], max_len
+        self.tok_emb = nn.Embedding(vocab_size, d)
+        self.drop = nn.Dropout(mc["dropout"])
+        self.layers = nn.ModuleList(DSSBlock(mc) for _ in range(mc["n_layers"]))
+        self.norm = nn.LayerNorm(d, eps=f32(mc["ln_eps"]))
+        self.head = nn.Linear(d, n_classes)
+
+    def forward(self, tokens):
+        x = self.drop(self.tok_emb(tokens))
+        for block in self.layers:
+            x = block(x, self.max_len, self.drop)
+        return self.head(self.norm(x))
+
+
+# Recurrent model types by config name (the transformer is the default).
+MODEL_TYPES = {"dss": DSSModel}
+
+
 def load_model(model_path, max_len=None, config=None):
     """The Transformer of an attnlab model.safetensors (its config metadata, or the
     config dict given), weights loaded, in float64 and eval mode (dropout off)."""
@@ -248,7 +344,8 @@ def load_model(model_path, max_len=None, config=None):
     mc = config["model"]
     if "pos_emb.weight" in weights:
         max_len = weights["pos_emb.weight"].shape[0]
-    model = Transformer(mc, weights["tok_emb.weight"].shape[0], weights["head.weight"].shape[0], max_len)
+    model = MODEL_TYPES.get(mc.get("type"), Transformer)(mc, weights["tok_emb.weight"].shape[0],
+                                                          weights["head.weight"].shape[0], max_len)
     model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()}, strict=True)
     return model.double().eval()
 

@@ -177,6 +177,11 @@ static int cfg_model_rules(const Config *c, CfgProblem *p) {
     const CfgModel *m = &c->model;
     const CfgAttention *at = &m->attention;
     CfgTaskType task = c->task.type;
+    char lo[32], hi[32];
+    if (m->type == MODEL_DSS && m->dss.dt_min > m->dss.dt_max)
+        return cfg_problem(p, "model.dss.dt_min", "model.dss.dt_max",
+                           "model.dss.dt_min (%s) must be <= model.dss.dt_max (%s)",
+                           cfg_fmt_float(m->dss.dt_min, lo, sizeof lo), cfg_fmt_float(m->dss.dt_max, hi, sizeof hi));
     if (m->type != MODEL_TRANSFORMER) return 0;
     if (m->d_model % m->n_heads)
         return cfg_problem(p, "model.d_model", "model.n_heads",

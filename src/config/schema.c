@@ -42,7 +42,9 @@ const char *const cfg_score_names[] = {
 static const char *const cfg_act_names[] = {
     [ACT_GELU_TANH] = "gelu_tanh", [ACT_GELU_ERF] = "gelu_erf", NULL };
 const char *const cfg_model_names[] = {
-    [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm", NULL };
+    [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm",
+    [MODEL_DSS] = "dss",
+    NULL };
 static const char *const cfg_feature_names[] = {
     [FEATURE_ELU1] = "elu1", [FEATURE_IDENTITY] = "identity", [FEATURE_RELU] = "relu", NULL };
 const char *const cfg_family_names[] = {
@@ -197,6 +199,19 @@ const CfgKey cfg_keys[] = {
       ATTN_ONLY(1u << ATTN_SPARSE), .doc = "k: each query sees the k*B previous tokens" },
     { "model.attention.summary", CFG_INT, AT(model.attention.summary), IN(0, 65536), .def = 1,
       ATTN_ONLY(1u << ATTN_SPARSE), .doc = "c: and the last c positions of every earlier block" },
+
+    /* DSS (Gupta, Gu & Berant 2022; src/nn/dss.c, docs/design.md decision 10). */
+    { "model.dss", CFG_OBJECT, ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "the diagonal state space layer (model.type dss)" },
+    { "model.dss.d_state", CFG_INT, AT(model.dss.d_state), IN(1, 256), .def = 64,
+      ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "N: complex modes per channel (the paper: 64; at most 256, the O(N^3) eigenvalue init)" },
+    { "model.dss.dt_min", CFG_FLOAT, AT(model.dss.dt_min), IN(1e-6, 10), .def = 0.001,
+      ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "smallest initial step: log(delta) per channel uniform in [log dt_min, log dt_max]" },
+    { "model.dss.dt_max", CFG_FLOAT, AT(model.dss.dt_max), IN(1e-6, 10), .def = 0.1,
+      ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "largest initial step (>= dt_min)" },
 
     { "train", CFG_OBJECT, .doc = "the optimizer and its schedule" },
     { "train.optimizer", CFG_STRING, AT(train.optimizer), .names = cfg_optim_names,

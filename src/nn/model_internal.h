@@ -84,6 +84,15 @@ double  lstm_activation_floats(const CfgModel *c);
 size_t  lstm_state_floats(const Model *m);
 Tensor *lstm_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
 
+void    dss_declare(Model *m);
+void    dss_init(Model *m, Rng *r);
+Tensor *dss_forward(Model *m, Tape *t, Tensor *x);
+double  dss_flops_per_seq(const Model *m, int T);
+double  dss_param_count(const CfgModel *c, int max_len);
+double  dss_activation_floats(const CfgModel *c);
+size_t  dss_state_floats(const Model *m);
+Tensor *dss_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
+
 double  transformer_param_count(const CfgModel *c, int max_len);
 double  transformer_activation_floats(const CfgModel *c);
 

@@ -1,7 +1,7 @@
 /* test_decode.c — incremental decoding equals the full forward pass.
  *
  * For each causal architecture (softmax dot / unit_norm, sparse, linear attention,
- * LSTM): the decoder's logits at every position equal model_forward's at that
+ * LSTM, DSS): the decoder's logits at every position equal model_forward's at that
  * position, and greedy generation with the decoder gives the same tokens as naive
  * greedy generation that re-runs model_forward on the whole prefix each step.
  * Softmax attention also at 40 positions: training's fused kernel works in blocks
@@ -116,6 +116,7 @@ int main(int argc, char **argv) {
         { "sparse dot, learned positions", MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, POS_LEARNED, 14 },
         { "linear elu+1, learned positions", MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, POS_LEARNED, 14 },
         { "lstm", MODEL_LSTM, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
+        { "dss", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
         { "softmax dot, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, T_MAX },
         { "softmax unit_norm, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, T_MAX },
     };

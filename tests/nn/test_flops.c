@@ -49,6 +49,8 @@ static double entry_flops(const TapeEntry *e, const Model *m) {
         double T = a->shape[1];
         return 2.0 * T * b->shape[0] * b->shape[1] + 2.0 * T * v->shape[0] * v->shape[1];
     }
+    case OP_CAUSAL_CONV:   /* u (B,T,d): T(T+1)/2 taps per channel and row */
+        return (double)a->shape[0] * a->shape[1] * (a->shape[1] + 1.0) * a->shape[2];
     default:
         return 0;
     }
@@ -106,6 +108,10 @@ int main(void) {
     CfgModel lstm = base_model();
     lstm.type = MODEL_LSTM;
     check_model("lstm", &lstm, 9);
+    CfgModel dss = base_model();
+    dss.type = MODEL_DSS;
+    dss.dss.d_state = 4;
+    check_model("dss", &dss, 9);
 
     /* The closed forms themselves, for one small model by hand: d 12, h 24, T 9, C 5,
      * 2 layers: per layer 8·9·144 + 4·9·12·24 + 4·81·12 = 10368 + 10368 + 3888. */

@@ -96,6 +96,7 @@ int main(void) {
         { "linear bidirectional", MODEL_TRANSFORMER, ATTN_LINEAR, 0, 2, 2, 32, 8, 64, POS_NONE, 0, SCORE_DOT },
         { "sparse", MODEL_TRANSFORMER, ATTN_SPARSE, 1, 2, 2, 32, 4, 256, POS_NONE, 0, SCORE_DOT },
         { "lstm", MODEL_LSTM, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT },
+        { "dss", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     test_arena_out_of_memory();

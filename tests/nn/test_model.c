@@ -2,7 +2,7 @@
  *
  * Tiny models (d 8, T 5): softmax attention in every combination of score mode
  * (dot, unit_norm), direction (causal, bidirectional) and positions (none, learned,
- * sinusoidal); linear and sparse attention; the LSTM.  Every parameter element's
+ * sinusoidal); linear and sparse attention; the LSTM; DSS.  Every parameter element's
  * analytic gradient of the cross-entropy loss is compared with central differences. */
 #include "check.h"
 #include "gradcheck.h"
@@ -55,6 +55,9 @@ static void run_case(const Case *k) {
     cfg.embed_layernorm = k->embed_ln;
     cfg.init = INIT_NORMAL;
     cfg.init_std = 0.5f;   /* large enough that every path carries a visible gradient */
+    /* DSS: 4 modes (skew-HiPPO |Im Λ| ≤ 20): with the default 64, Δ·Im Λ·t reaches 10³
+     * rad and a finite difference in log Δ would turn the phase by several radians. */
+    cfg.dss.d_state = 4;
     Ctx c = { .B = 2, .T = 5 };
     c.m = model_create(&cfg, 7, 3, c.T, 42);
     Rng r = rng_stream(5, 5);
@@ -77,9 +80,12 @@ static void run_case(const Case *k) {
     /* The check must see a wrong backward deep inside the model, too. */
     static const OpKind MIXER[] = { [ATTN_SOFTMAX] = OP_ATTENTION_HEADS, [ATTN_LINEAR] = OP_LINEAR_ATTENTION,
                                     [ATTN_SPARSE] = OP_SPARSE_ATTENTION };
-    OpKind mixer = k->type == MODEL_LSTM ? OP_LSTM : MIXER[k->attn];
+    OpKind mixer = k->type == MODEL_LSTM ? OP_LSTM : k->type == MODEL_DSS ? OP_DSS_KERNEL : MIXER[k->attn];
     CHECK(gradcheck_catches_fault(k->label, mixer, build, &c, leaves, ps->n, tol),
           "%s: a 5%% error in the %s backward went unnoticed", k->label, op_name(mixer));
+    if (k->type == MODEL_DSS)   /* the block's second op */
+        CHECK(gradcheck_catches_fault(k->label, OP_CAUSAL_CONV, build, &c, leaves, ps->n, tol),
+              "%s: a 5%% error in the causal_conv backward went unnoticed", k->label);
     OpKind other = k->type == MODEL_LSTM ? OP_LINEAR : OP_LAYERNORM;   /* the LSTM model has no LayerNorm */
     CHECK(gradcheck_catches_fault(k->label, other, build, &c, leaves, ps->n, tol),
           "%s: a 5%% error in the %s backward went unnoticed", k->label, op_name(other));
@@ -98,6 +104,7 @@ int main(void) {
         { "linear elu+1, bidirectional",         MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, 0, 1, 2, POS_NONE,    ACT_GELU_TANH, 0 },
         { "sparse, causal, 2L 2H",               MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0 },
         { "lstm, 2 layers",                      MODEL_LSTM,        ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0 },
+        { "dss, 2 layers",                       MODEL_DSS,         ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_exit("test_model");

@@ -1,6 +1,6 @@
 /* test_torch_parity.c — the C model against PyTorch (bench/torch_reference.py).
  *
- * For each model config below (softmax, linear and sparse attention, as
+ * For each model config below (softmax, linear and sparse attention, DSS, as
  * python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
  * gains and biases jittered so they matter), save it through checkpoint_save()
  * — the real model.safetensors path — run forward, cross-entropy (some targets −1)
@@ -58,7 +58,12 @@ static const Case CASES[] = {
       2, 2, SCORE_UNIT_NORM, 2.0f, 1, POS_SINUSOIDAL, ACT_GELU_TANH, 0, ATTN_SPARSE },
 };
 
-static void make_config(Config *cfg, const Case *c) {
+/* Recurrent model types: the same check with model.type changed (the attention
+ * fields unused). */
+static const Case DSS_CASE = { "dss: 2 blocks, 8 modes, dt in [0.01, 0.5]", 2, 1, SCORE_DOT, 1.0f, 1, POS_NONE,
+                               ACT_GELU_TANH, 0, ATTN_SOFTMAX };
+
+static void make_config(Config *cfg, const Case *c, CfgModelType type) {
     cfg_defaults(cfg);
     cfg->task.seq_len = SEQ;
     CfgModel *m = &cfg->model;
@@ -76,6 +81,8 @@ static void make_config(Config *cfg, const Case *c) {
     m->attention.causal = c->causal;
     m->attention.type = c->type;
     if (c->type == ATTN_SPARSE) m->attention.block = 2;   /* SEQ 12: local window and block summaries */
+    m->type = type;
+    m->dss.d_state = 8, m->dss.dt_min = 0.01f, m->dss.dt_max = 0.5f;   /* phases Δ·Im Λ·t up to ~300 rad */
 }
 
 /* LayerNorm starts at gain 1, bias 0; move them off that so parity covers both. */
@@ -89,9 +96,15 @@ static void jitter_norm(Norm *n, Rng *r) {
 
 static void jitter_norms(Model *m, Rng *r) {
     jitter_norm(&m->ln_emb, r);
-    for (int l = 0; l < m->cfg.n_layers; l++) {
+    for (int l = 0; m->blocks && l < m->cfg.n_layers; l++) {
         jitter_norm(&m->blocks[l].ln1, r);
         jitter_norm(&m->blocks[l].ln2, r);
+    }
+    for (int l = 0; m->dss && l < m->cfg.n_layers; l++) {
+        jitter_norm(&m->dss[l].norm, r);
+        /* DSS starts every Re Λ at −1/2: make every other mode grow (Re Λ > 0, the
+         * kernel's flipped softmax) so parity covers both branches. */
+        for (int n = 1; n < m->cfg.dss.d_state; n += 2) m->dss[l].lambda->data[2 * n] = (float)(0.1 + 0.5 * rng_uniform(r));
     }
     jitter_norm(&m->ln_f, r);
 }
@@ -169,10 +182,10 @@ static void remove_run_dir(const char *dir) {
     rmdir(dir);
 }
 
-static void check_case(const char *root, const Case *c, uint64_t seed) {
+static void check_case(const char *root, const Case *c, CfgModelType type, uint64_t seed) {
     printf("--- %s\n", c->name);
     Config cfg;
-    make_config(&cfg, c);
+    make_config(&cfg, c, type);
     Model *m = model_create(&cfg.model, VOCAB, CLASSES, SEQ, seed);
     Rng r = rng_stream(seed, 0x706172 /* "par" */);
     jitter_norms(m, &r);
@@ -204,11 +217,14 @@ static void check_case(const char *root, const Case *c, uint64_t seed) {
         int rc = run_parity(root, dir, out, sizeof out);
         CHECK(rc == 0 && strstr(out, "parity ok"), "%s: torch parity failed (exit %d)", c->name, rc);
 
-        perturb_grad(m, PERTURBED);
+        const char *perturbed = type == MODEL_DSS ? "layers.0.layer.kernel.Lambda" : PERTURBED;
+        char want[PARAM_NAME_MAX + 32];
+        snprintf(want, sizeof want, "worst tensor grad.%s:", perturbed);
+        perturb_grad(m, perturbed);
         write_data(data, m, tokens, targets, logits, loss);
         rc = run_parity(root, dir, out, sizeof out);
-        CHECK(rc == 1 && strstr(out, "worst tensor grad." PERTURBED ":"),
-              "%s: a 1%% error in grad." PERTURBED " went unnoticed (exit %d)", c->name, rc);
+        CHECK(rc == 1 && strstr(out, want), "%s: a 1%% error in grad.%s went unnoticed (exit %d)", c->name,
+              perturbed, rc);
     }
     tape_free(&tape);
     arena_free(&arena);
@@ -238,6 +254,8 @@ int main(void) {
     char root[PATH_MAX];
     int found = find_root(root, sizeof root) == 0;
     CHECK(found, "cannot find " SCRIPT " at or above the working directory");
-    for (size_t i = 0; found && i < sizeof CASES / sizeof CASES[0]; i++) check_case(root, &CASES[i], 100 + i);
+    for (size_t i = 0; found && i < sizeof CASES / sizeof CASES[0]; i++)
+        check_case(root, &CASES[i], MODEL_TRANSFORMER, 100 + i);
+    if (found) check_case(root, &DSS_CASE, MODEL_DSS, 200);
     return check_exit("test_torch_parity");
 }

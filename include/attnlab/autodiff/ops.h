@@ -13,6 +13,7 @@
  *   ops_attention.c  fused attention (heads split or in place), causal mask
  *   ops_linear_attention.c, ops_sparse_attention.c   efficient attention (paper 004)
  *   ops_lstm.c       LSTM layer (paper 003's recurrent baseline)
+ *   ops_dss.c        DSS-softmax kernel, causal depthwise convolution (DSS layer)
  * OP_ANNA_ATTENTION (ops.def) is recorded by ad_anna_attention, which lives with
  * ANNA in src/anna/ops_anna.c (attnlab/anna/ops_anna.h): an op needs nothing of
  * autodiff's beyond tape_record and a backward function pointer. */
@@ -145,5 +146,21 @@ Tensor *ad_lstm(Tape *t, Tensor *x, Tensor *w_ih, Tensor *w_hh, Tensor *b);
 
 /* Fills a (T, T) mask: 0 where j ≤ i, −inf above the diagonal. */
 void ad_causal_mask(Tensor *mask);
+
+/* DSS (Gupta, Gu & Berant 2022, "Diagonal State Spaces are as Effective as
+ * Structured State Spaces", §3.3 DSS-softmax; the formulas in ops_dss.c).
+ * lambda (N, 2): Λ's real and imaginary parts, shared by the channels; log_dt (d, 2):
+ * per channel log Δ of Re Λ and of Im Λ; w (…, d, N, 2) with d·N·2 elements: W → the
+ * kernel K (T, d), K[l, c] = Re Σ_n W[c,n]·Λ_n⁻¹·softmax_{k<L}(ΔΛ_n·k)[l], normalised
+ * over L ≥ T positions (computed in double).  Recorded as OP_DSS_KERNEL. */
+Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T, int L);
+/* The same kernel as a recurrence, for decoding and tests: per channel c and mode n
+ * (index c·N + n, complex as (re, im) pairs) z = e^{ΔΛ} and C with
+ * K[l, c] = Re Σ_n C·z^l, i.e. x_l = z·x_{l−1} + u_l, y_l = Re Σ_n C·x_l. */
+void    ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, int L, double *z, double *C);
+/* Causal depthwise convolution: u (B, T, d), k (T, d), D (d) or NULL → y (B, T, d),
+ * y[b,t,c] = D[c]·u[b,t,c] + Σ_{s≤t} k[s,c]·u[b,t−s,c] (direct, O(T²·d) per row).
+ * Recorded as OP_CAUSAL_CONV. */
+Tensor *ad_causal_conv(Tape *t, Tensor *u, Tensor *k, Tensor *D);
 
 #endif

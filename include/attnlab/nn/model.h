@@ -15,6 +15,13 @@
  * LSTM (src/nn/lstm.c):  x = embed(tokens); L LSTM layers of width d (dropout
  * between them); logits = head(x).
  *
+ * DSS (src/nn/dss.c; Gupta, Gu & Berant, "Diagonal State Spaces are as Effective as
+ * Structured State Spaces", §3.3 DSS-softmax):  x = embed(tokens); L residual blocks
+ *   x += output_linear(dropout(GELU(K * LN(x) + D ⊙ LN(x))))
+ * with K (T, d) the DSS-softmax kernel of the block's Λ (N complex modes), log Δ
+ * and W (ad_dss_kernel) and * the causal convolution per channel; logits =
+ * head(LN_f(x)).
+ *
  * Parameter names follow PyTorch conventions so a checkpoint loads into an
  * equivalent torch module (bench/torch_reference.py). */
 #ifndef ATTNLAB_NN_MODEL_H
@@ -35,6 +42,13 @@ typedef struct Block {
 } Block;
 
 typedef struct LstmLayer { Tensor *w_ih, *w_hh, *b; } LstmLayer;   /* (4d, d), (4d, d), (4d) */
+/* A DSS block (reference names): D (1, d), log_dt (d, 2), Lambda (N, 2), W (1, d, N, 2),
+ * the position-wise output_linear (d, d), and its pre-norm. */
+typedef struct DssLayer {
+    Norm   norm;
+    Tensor *D, *log_dt, *lambda, *w;
+    Linear out;
+} DssLayer;
 
 struct Lsh;   /* attnlab/anna/lsh.h */
 
@@ -78,7 +92,8 @@ typedef struct Model {
     Norm    ln_emb;           /* only with embed_layernorm */
     Block  *blocks;           /* transformer: n_layers */
     LstmLayer *lstm;          /* lstm: n_layers */
-    Norm    ln_f;             /* transformer only */
+    DssLayer *dss;            /* dss: n_layers */
+    Norm    ln_f;             /* transformer and dss */
     Linear  head;             /* (n_classes, d) */
     Tensor  sinusoid;         /* storage for the fixed sinusoidal table */
     /* Distillation (paper 000): when not NULL, the layers it names run ANNA instead
@@ -110,6 +125,9 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
  *     linear   4·T·d·Dh + 2·T·d    (per head Gᵀ·V or the running S, F·S, F·z)
  *     sparse   4·P·d               (P = Σ_i |visible keys of i|, ad_sparse_attention_pairs)
  *   lstm         L·16·T·d²  + 2·T·d·C   (input and recurrent projections of 4 gates)
+ *   dss          L·(2·T·d² + T·(T+1)·d) + 2·T·d·C   (output_linear, the causal
+ *                convolution's T(T+1)/2 taps per channel; the kernel, d·N·T complex
+ *                terms once per batch rather than per sequence, is not counted)
  * The sweep's grids report it per cell; tests/nn/test_flops.c checks it against a count
  * of the ops a forward pass records. */
 double  model_flops_per_seq(const Model *m, int T);

@@ -12,7 +12,9 @@
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 /* A new model type: a value here (before MODEL_TYPE_COUNT), its name in the config
  * schema (config/schema.c), its ModelArch row in nn/model.c. */
-typedef enum { MODEL_TRANSFORMER, MODEL_LSTM, MODEL_TYPE_COUNT } CfgModelType;
+typedef enum { MODEL_TRANSFORMER, MODEL_LSTM,
+               MODEL_DSS,
+               MODEL_TYPE_COUNT } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
 typedef AdFeature CfgFeature;   /* linear attention's φ: FEATURE_ELU1 | FEATURE_IDENTITY | FEATURE_RELU (autodiff/ops.h) */
 typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
@@ -31,6 +33,14 @@ typedef struct CfgAttention {
     int summary;             /* sparse: c, the last c positions of every block are global */
 } CfgAttention;
 
+/* DSS (Gupta, Gu & Berant, "Diagonal State Spaces are as Effective as Structured
+ * State Spaces"; src/nn/dss.c): per channel a diagonal complex state of d_state
+ * modes, log Δ drawn log-uniformly in [dt_min, dt_max]. */
+typedef struct CfgDss {
+    int d_state;             /* N, modes per channel (paper: 64) */
+    float dt_min, dt_max;    /* the range of the initial step Δ */
+} CfgDss;
+
 typedef struct CfgModel {
     CfgModelType type;       /* "transformer" | "lstm" (paper 003's recurrent baseline) */
     int d_model, n_layers, n_heads;
@@ -43,6 +53,7 @@ typedef struct CfgModel {
     CfgInit init;            /* "torch": PyTorch's default init; "normal": N(0, init_std) */
     float init_std;          /* std of the "normal" init of embeddings and weight matrices */
     CfgAttention attention;
+    CfgDss dss;              /* model.type "dss" */
 } CfgModel;
 
 #endif

@@ -1,0 +1,253 @@
+/* ops_dss.c — the two ops of a DSS layer (Gupta, Gu & Berant 2022, "Diagonal State
+ * Spaces are as Effective as Structured State Spaces"; docs/design.md decision 10):
+ * the DSS-softmax convolution kernel from (Λ, log Δ, W), and the causal depthwise
+ * convolution y = K * u + D ⊙ u.
+ *
+ * Kernel (the paper's §3.3 "DSS-softmax", K = W · Λ⁻¹ · row-softmax(P), P_{n,k} =
+ * ΔΛ_n·k over the positions k = 0 … L−1; its code's DSSKernel, version "softmax").
+ * Per channel c and mode n, with the separate steps Δr = e^{log_dt[c,0]} of Re Λ and
+ * Δi = e^{log_dt[c,1]} of Im Λ (the code's sep_dt_re_im):
+ *   a   = Δr·Re Λ_n + i·Δi·Im Λ_n
+ *   b   = a if Re Λ_n ≤ 0, else −a            (the code flips growing modes so that
+ *                                              every exponential below is ≤ 1)
+ *   num = e^b − 1,  den = e^{bL} − 1           (1/Σ_{k<L} e^{bk} = num/den)
+ *   q   = den·Λ_n,  r = conj(q)/(|q|² + ε)     (the code's reciprocal(), ε = 1e-7)
+ *   coef = W[c,n]·num·r
+ *   K[l, c] = Re Σ_n coef·e^{b·m(l)},  m(l) = l (Re Λ ≤ 0) or L − 1 − l (Re Λ > 0)
+ * For Re Λ > 0 this is the softmax shifted by its largest exponent (ΔΛ(L−1)), the
+ * same values.  L is the normalising length (the model's longest sequence: the
+ * kernel of a shorter input is the prefix of this one, so the layer is causal and
+ * decodes step by step; dss.c).  All of it runs in double — the phases Δi·Im Λ·l
+ * reach 10⁴ rad at the skew-HiPPO init — and K is rounded to float once.
+ * e^{b·m(l)} is a power of e^b: one complex multiply per position, walking l up
+ * (m = l) or down (m = L − 1 − l, starting from e^{b(L−T)}).
+ *
+ * Backward, with gradients of a real loss written as complex numbers ḡ = ∂/∂re +
+ * i·∂/∂im (for a holomorphic w = f(z): ḡ_z = conj(f′(z))·ḡ_w):
+ *   A0 = Σ_l dK[l,c]·conj(e^{b m(l)}),  A1 = Σ_l dK[l,c]·m(l)·conj(e^{b m(l)})
+ *   ḡ_coef = A0;  ḡ_b = conj(coef)·A1 + conj(e^b)·ḡ_num + L·conj(e^{bL})·ḡ_den
+ *   ḡ_W = conj(num·r)·A0, ḡ_num = conj(W·r)·A0, ḡ_r = conj(W·num)·A0
+ *   r is not holomorphic: ḡ_q = (−q²·ḡ_r + ε·conj(ḡ_r)) / (|q|² + ε)²
+ *   ḡ_den = conj(Λ)·ḡ_q, ḡ_Λ += conj(den)·ḡ_q;  ḡ_a = ±ḡ_b
+ *   Re Λ += Δr·Re ḡ_a, Im Λ += Δi·Im ḡ_a, log_dt[c] += (Δr·Re Λ·Re ḡ_a, Δi·Im Λ·Im ḡ_a)
+ *
+ * Convolution: u (B, T, d), K (T, d), D (d) → y (B, T, d),
+ *   y[b,t,c] = D[c]·u[b,t,c] + Σ_{s=0..t} K[s,c]·u[b,t−s,c]
+ * directly, O(T²·d) per row, the inner loop over channels (K is position-major for
+ * that).  Backward: du[b,j] = D⊙dy[b,j] + Σ_s K[s]⊙dy[b,j+s]; dK[s] = Σ_{b,t≥s}
+ * dy[b,t]⊙u[b,t−s]; dD = Σ_{b,t} dy⊙u. */
+#include "attnlab/autodiff/ops.h"
+#include "attnlab/util/error.h"
+
+#include "record.h"
+
+#include <complex.h>
+#include <math.h>
+#include <string.h>
+
+#define DSS_EPS 1e-7   /* the reference code's reciprocal() epsilon */
+
+typedef struct DssDims { int N, d; } DssDims;
+
+static DssDims dss_dims(const Tensor *lambda, const Tensor *log_dt, const Tensor *w) {
+    AL_ASSERT(lambda->ndim == 2 && lambda->shape[1] == 2 && log_dt->ndim == 2 && log_dt->shape[1] == 2);
+    DssDims d = { lambda->shape[0], log_dt->shape[0] };
+    AL_ASSERT(w->n == 2L * d.d * d.N);
+    return d;
+}
+
+/* One mode (c, n): everything the kernel, its backward and the recurrence need. */
+typedef struct DssMode {
+    double complex lam, a, b, e1, eL, num, den, q, r, w, coef;
+    double dtr, dti, n2;
+    int flip;   /* Re Λ > 0: b = −a and m(l) = L − 1 − l */
+} DssMode;
+
+static DssMode dss_mode(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, DssDims d, int c, int n,
+                        int L) {
+    DssMode m;
+    const float *lm = lambda->data + 2 * n, *wt = w->data + 2 * ((size_t)c * d.N + n);
+    m.lam = lm[0] + I * (double)lm[1];
+    m.w = wt[0] + I * (double)wt[1];
+    m.dtr = exp((double)log_dt->data[2 * c]);
+    m.dti = exp((double)log_dt->data[2 * c + 1]);
+    m.a = m.dtr * creal(m.lam) + I * (m.dti * cimag(m.lam));
+    m.flip = creal(m.lam) > 0;
+    m.b = m.flip ? -m.a : m.a;
+    m.e1 = cexp(m.b);
+    m.eL = cexp(m.b * L);
+    m.num = m.e1 - 1;
+    m.den = m.eL - 1;
+    m.q = m.den * m.lam;
+    m.n2 = creal(m.q) * creal(m.q) + cimag(m.q) * cimag(m.q) + DSS_EPS;
+    m.r = conj(m.q) / m.n2;
+    m.coef = m.w * m.num * m.r;
+    return m;
+}
+
+/* e^{b·m(l)} for l = 0 … T−1 into s (T). */
+static void mode_powers(const DssMode *m, int T, int L, double complex *s) {
+    if (!m->flip) {
+        s[0] = 1;
+        for (int l = 1; l < T; l++) s[l] = s[l - 1] * m->e1;
+    } else {
+        s[T - 1] = cexp(m->b * (L - T));
+        for (int l = T - 2; l >= 0; l--) s[l] = s[l + 1] * m->e1;
+    }
+}
+
+void ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, int L, double *z, double *C) {
+    DssDims d = dss_dims(lambda, log_dt, w);
+    for (int c = 0; c < d.d; c++)
+        for (int n = 0; n < d.N; n++) {
+            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L);
+            /* K[l] = Re(coef·e^{b m(l)}) = Re(C·e^{a l}) with C = coef, or coef·e^{b(L−1)}
+             * for a flipped mode (e^{b(L−1−l)} = e^{b(L−1)}·e^{a l}). */
+            double complex za = m.flip ? 1.0 / m.e1 : m.e1, Cn = m.flip ? m.coef * cexp(m.b * (L - 1)) : m.coef;
+            size_t i = 2 * ((size_t)c * d.N + n);
+            z[i] = creal(za), z[i + 1] = cimag(za);
+            C[i] = creal(Cn), C[i + 1] = cimag(Cn);
+        }
+}
+
+typedef struct DssSaved {
+    int T, L;
+    double complex *s;   /* (T) powers of one mode, rebuilt per mode */
+    double *acc;         /* (N, 2) Λ's gradient, summed over channels */
+} DssSaved;
+
+static void dss_kernel_backward(TapeEntry *e) {
+    Tensor *lambda = e->in[0], *log_dt = e->in[1], *w = e->in[2], *k = e->out;
+    const DssSaved *sv = e->saved[0];
+    DssDims d = dss_dims(lambda, log_dt, w);
+    const int T = sv->T, L = sv->L;
+    memset(sv->acc, 0, (size_t)2 * d.N * sizeof(double));
+    int acc_dt = log_dt->grad ? tape_grad_acc(log_dt) : 0, acc_w = w->grad ? tape_grad_acc(w) : 0;
+    for (int c = 0; c < d.d; c++) {
+        double gdt_r = 0, gdt_i = 0;
+        for (int n = 0; n < d.N; n++) {
+            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L);
+            mode_powers(&m, T, L, sv->s);
+            double complex A0 = 0, A1 = 0;
+            for (int l = 0; l < T; l++) {
+                double g = k->grad[(size_t)l * d.d + c];
+                double complex gs = g * conj(sv->s[l]);
+                A0 += gs;
+                A1 += (m.flip ? L - 1 - l : l) * gs;
+            }
+            double complex g_num = conj(m.w * m.r) * A0, g_r = conj(m.w * m.num) * A0;
+            double complex g_q = (-m.q * m.q * g_r + DSS_EPS * conj(g_r)) / (m.n2 * m.n2);
+            double complex g_den = conj(m.lam) * g_q;
+            double complex g_b = conj(m.coef) * A1 + conj(m.e1) * g_num + L * conj(m.eL) * g_den;
+            double complex g_a = m.flip ? -g_b : g_b, g_lam = conj(m.den) * g_q;
+            sv->acc[2 * n] += m.dtr * creal(g_a) + creal(g_lam);
+            sv->acc[2 * n + 1] += m.dti * cimag(g_a) + cimag(g_lam);
+            gdt_r += m.dtr * creal(m.lam) * creal(g_a);
+            gdt_i += m.dti * cimag(m.lam) * cimag(g_a);
+            if (w->grad) {
+                double complex g_w = conj(m.num * m.r) * A0;
+                float *gw = w->grad + 2 * ((size_t)c * d.N + n);
+                gw[0] = (float)creal(g_w) + (acc_w ? gw[0] : 0.0f);
+                gw[1] = (float)cimag(g_w) + (acc_w ? gw[1] : 0.0f);
+            }
+        }
+        if (log_dt->grad) {
+            float *g = log_dt->grad + 2 * c;
+            g[0] = (float)gdt_r + (acc_dt ? g[0] : 0.0f);
+            g[1] = (float)gdt_i + (acc_dt ? g[1] : 0.0f);
+        }
+    }
+    if (lambda->grad) {
+        int acc = tape_grad_acc(lambda);
+        for (int i = 0; i < 2 * d.N; i++) lambda->grad[i] = (float)sv->acc[i] + (acc ? lambda->grad[i] : 0.0f);
+    }
+}
+
+Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T, int L) {
+    DssDims d = dss_dims(lambda, log_dt, w);
+    AL_ASSERT(T >= 1 && L >= T);
+    int needs_grad = tape_needs_grad(t, lambda, log_dt, w);
+    Tensor *k = tape_tensor(t, needs_grad, 2, (const int[]){ T, d.d });
+    DssSaved sv = { .T = T, .L = L };
+    sv.s = tape_scratch(t, (size_t)T * sizeof *sv.s);
+    double *kc = tape_scratch(t, (size_t)T * sizeof(double));   /* one channel's K, summed over modes */
+    for (int c = 0; c < d.d; c++) {
+        memset(kc, 0, (size_t)T * sizeof(double));
+        for (int n = 0; n < d.N; n++) {
+            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L);
+            mode_powers(&m, T, L, sv.s);
+            for (int l = 0; l < T; l++) kc[l] += creal(m.coef * sv.s[l]);
+        }
+        for (int l = 0; l < T; l++) k->data[(size_t)l * d.d + c] = (float)kc[l];
+    }
+    if (needs_grad) {
+        sv.acc = tape_scratch(t, (size_t)2 * d.N * sizeof(double));
+        DssSaved *saved = tape_scratch(t, sizeof *saved);
+        *saved = sv;
+        ad_record(t, (TapeEntry){ .op = OP_DSS_KERNEL, .backward = dss_kernel_backward, .out = k,
+                                  .in = { lambda, log_dt, w }, .saved = { saved }, .first_write = 1 });
+    }
+    return k;
+}
+
+/* ---- causal depthwise convolution ----------------------------------------------- */
+
+static void causal_conv_backward(TapeEntry *e) {
+    Tensor *u = e->in[0], *k = e->in[1], *D = e->in[2], *y = e->out;
+    const int B = u->shape[0], T = u->shape[1], d = u->shape[2];
+    const float *dy = y->grad;
+    if (u->grad) {
+        int acc = tape_grad_acc(u);
+        for (int b = 0; b < B; b++)
+            for (int j = 0; j < T; j++) {
+                float *du = u->grad + ((size_t)b * T + j) * d;
+                const float *dyj = dy + ((size_t)b * T + j) * d;
+                if (!acc) memset(du, 0, (size_t)d * sizeof(float));
+                if (D)
+                    for (int c = 0; c < d; c++) du[c] += D->data[c] * dyj[c];
+                for (int s = 0; s < T - j; s++) {
+                    const float *ks = k->data + (size_t)s * d, *dys = dyj + (size_t)s * d;
+                    for (int c = 0; c < d; c++) du[c] += ks[c] * dys[c];
+                }
+            }
+    }
+    if (k->grad) {
+        if (!tape_grad_acc(k)) memset(k->grad, 0, (size_t)T * d * sizeof(float));
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) {
+                const float *dyt = dy + ((size_t)b * T + t) * d;
+                for (int s = 0; s <= t; s++) {
+                    float *gk = k->grad + (size_t)s * d;
+                    const float *us = u->data + ((size_t)b * T + t - s) * d;
+                    for (int c = 0; c < d; c++) gk[c] += dyt[c] * us[c];
+                }
+            }
+    }
+    if (D && D->grad) {
+        if (!tape_grad_acc(D)) memset(D->grad, 0, (size_t)d * sizeof(float));
+        for (long r = 0; r < (long)B * T; r++)
+            for (int c = 0; c < d; c++) D->grad[c] += dy[r * d + c] * u->data[r * d + c];
+    }
+}
+
+Tensor *ad_causal_conv(Tape *t, Tensor *u, Tensor *k, Tensor *D) {
+    AL_ASSERT(u->ndim == 3 && k->ndim == 2 && k->shape[0] == u->shape[1] && k->shape[1] == u->shape[2]);
+    AL_ASSERT(!D || D->n == u->shape[2]);
+    const int B = u->shape[0], T = u->shape[1], d = u->shape[2];
+    int needs_grad = tape_needs_grad(t, u, k, D);
+    Tensor *y = tape_tensor(t, needs_grad, 3, u->shape);
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < T; i++) {
+            float *yr = y->data + ((size_t)b * T + i) * d;
+            const float *ui = u->data + ((size_t)b * T + i) * d;
+            for (int c = 0; c < d; c++) yr[c] = D ? D->data[c] * ui[c] : 0.0f;
+            for (int s = 0; s <= i; s++) {
+                const float *ks = k->data + (size_t)s * d, *us = ui - (size_t)s * d;
+                for (int c = 0; c < d; c++) yr[c] += ks[c] * us[c];
+            }
+        }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_CAUSAL_CONV, .backward = causal_conv_backward, .out = y,
+                                  .in = { u, k, D }, .first_write = 1 });
+    return y;
+}

@@ -1,0 +1,190 @@
+/* dss.c — DSS, paper 003's diagonal state-space baseline (Gupta, Gu & Berant 2022,
+ * "Diagonal State Spaces are as Effective as Structured State Spaces"; its code's
+ * standalone DSS layer, version "softmax"; docs/design.md decision 10).
+ *
+ * n_layers pre-norm residual blocks between the token embedding and the head:
+ *   h = LN(x);  y = K * h + D ⊙ h  (per channel, causal);  x += W_o·dropout(GELU(y)) + b_o
+ * then LN_f.  K (T, d) is the DSS-softmax kernel of the block's Λ (N modes, shared by
+ * the d channels), log Δ (d, 2) and W (d, N complex) — ad_dss_kernel, normalised over
+ * the model's longest sequence (max_len), so the kernel of a shorter input is a prefix
+ * of it and the block is causal.  The same block decodes as a recurrence over a
+ * diagonal complex state (dss_step).
+ *
+ * Init (the reference code's DSSKernel.init and DSS.__init__):
+ *   Λ_n    = −1/2 + i·ω_n, ω the skew-HiPPO eigenvalues (dss_skew_hippo), every layer
+ *   log_dt U(log dt_min, log dt_max) per channel, the same for Re and Im
+ *   W      N(0, 1) real and imaginary parts;  D  N(0, 1)
+ *   output_linear as any Linear (model_init_linear), LayerNorms 1 and 0.
+ * Λ, log Δ and W are not weight-decayed (the reference: wd 0.0); D and the output
+ * weight are. */
+#include "model_internal.h"
+#include "attnlab/util/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dss_declare(Model *m) {
+    int d = m->cfg.d_model, N = m->cfg.dss.d_state;
+    m->dss = al_calloc((size_t)m->cfg.n_layers, sizeof *m->dss);
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        DssLayer *L = &m->dss[l];
+        model_decl_norm(m, &L->norm, "layers.%d.norm", l);
+        L->D = model_decl(m, 1, 2, (int[]){1, d}, "layers.%d.layer.D", l);
+        L->log_dt = model_decl(m, 0, 2, (int[]){d, 2}, "layers.%d.layer.kernel.log_dt", l);
+        L->lambda = model_decl(m, 0, 2, (int[]){N, 2}, "layers.%d.layer.kernel.Lambda", l);
+        L->w = model_decl(m, 0, 4, (int[]){1, d, N, 2}, "layers.%d.layer.kernel.W", l);
+        model_decl_linear(m, &L->out, d, d, "layers.%d.layer.output_linear", l);
+    }
+    model_decl_norm(m, &m->ln_f, "norm", 0);
+}
+
+/* Cyclic Jacobi rotations of the symmetric A (M × M, destroyed) until it is
+ * diagonal to rounding; its eigenvalues into ev (M), in no particular order. */
+static void jacobi_eigenvalues(double *A, int M, double *ev) {
+    for (int sweep = 0; sweep < 100; sweep++) {
+        double off = 0, all = 0;
+        for (int p = 0; p < M; p++)
+            for (int q = 0; q < M; q++) {
+                all += A[p * M + q] * A[p * M + q];
+                if (p != q) off += A[p * M + q] * A[p * M + q];
+            }
+        if (off <= 1e-30 * all) break;
+        for (int p = 0; p < M; p++)
+            for (int q = p + 1; q < M; q++) {
+                double apq = A[p * M + q];
+                if (apq == 0) continue;
+                double theta = (A[q * M + q] - A[p * M + p]) / (2 * apq);
+                double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+                double c = 1 / sqrt(t * t + 1), s = t * c;
+                for (int k = 0; k < M; k++) {   /* A ← A·J, then A ← Jᵀ·A */
+                    double akp = A[k * M + p], akq = A[k * M + q];
+                    A[k * M + p] = c * akp - s * akq;
+                    A[k * M + q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < M; k++) {
+                    double apk = A[p * M + k], aqk = A[q * M + k];
+                    A[p * M + k] = c * apk - s * aqk;
+                    A[q * M + k] = s * apk + c * aqk;
+                }
+            }
+    }
+    for (int i = 0; i < M; i++) ev[i] = A[i * M + i];
+}
+
+static int cmp_desc(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* The skew-HiPPO eigenvalues DSS starts from (the reference's hippo_skew_evals(2N)
+ * [:N]): the N largest imaginary parts ω_0 ≥ … ≥ ω_{N−1} > 0 of the eigenvalues ±iω
+ * of S = (H − Hᵀ)/2, H the 2N×2N HiPPO-LegS lower triangle H_ij = √((2i+1)(2j+1))
+ * (i > j).  They are the square roots of the eigenvalues of the symmetric SᵀS = −S²,
+ * each twice: Jacobi on SᵀS, then one ω per pair. */
+static void dss_skew_hippo(int N, double *omega) {
+    int M = 2 * N;
+    double *S = al_malloc((size_t)M * M * sizeof(double)), *A = al_calloc((size_t)M * M, sizeof(double));
+    double *ev = al_malloc((size_t)M * sizeof(double));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < M; j++) {
+            double h = sqrt((2.0 * i + 1) * (2.0 * j + 1)) / 2;
+            S[i * M + j] = i > j ? h : i < j ? -h : 0;
+        }
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < M; k++)
+            for (int j = 0; j < M; j++) A[i * M + j] += S[k * M + i] * S[k * M + j];
+    jacobi_eigenvalues(A, M, ev);
+    qsort(ev, (size_t)M, sizeof *ev, cmp_desc);
+    for (int n = 0; n < N; n++) omega[n] = sqrt(fmax(0.5 * (ev[2 * n] + ev[2 * n + 1]), 0.0));
+    free(S);
+    free(A);
+    free(ev);
+}
+
+void dss_init(Model *m, Rng *r) {
+    int d = m->cfg.d_model, N = m->cfg.dss.d_state;
+    double *omega = al_malloc((size_t)N * sizeof(double));
+    dss_skew_hippo(N, omega);
+    double lo = log(m->cfg.dss.dt_min), hi = log(m->cfg.dss.dt_max);
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        DssLayer *L = &m->dss[l];
+        model_init_norm(&L->norm);
+        model_fill_normal(L->D, r, 1.0);
+        for (int c = 0; c < d; c++)
+            L->log_dt->data[2 * c] = L->log_dt->data[2 * c + 1] = (float)(lo + rng_uniform(r) * (hi - lo));
+        for (int n = 0; n < N; n++) {
+            L->lambda->data[2 * n] = -0.5f;
+            L->lambda->data[2 * n + 1] = (float)omega[n];
+        }
+        model_fill_normal(L->w, r, 1.0);
+        model_init_linear(m, &L->out, r, 1);
+    }
+    model_init_norm(&m->ln_f);
+    free(omega);
+}
+
+Tensor *dss_forward(Model *m, Tape *t, Tensor *x) {
+    int T = x->shape[1];
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        DssLayer *L = &m->dss[l];
+        Tensor *h = ad_layernorm(t, x, L->norm.g, L->norm.b, m->cfg.ln_eps);
+        Tensor *k = ad_dss_kernel(t, L->lambda, L->log_dt, L->w, T, m->max_len);
+        Tensor *y = ad_gelu(t, ad_causal_conv(t, h, k, L->D), GELU_ERF);   /* torch nn.GELU(): erf */
+        x = ad_linear_residual(t, ad_dropout(t, y, m->cfg.dropout), L->out.w, L->out.b, x);
+    }
+    return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
+}
+
+double dss_flops_per_seq(const Model *m, int T) {
+    double d = m->cfg.d_model;
+    return m->cfg.n_layers * (2.0 * T * d * d + (double)T * (T + 1) * d);
+}
+
+double dss_param_count(const CfgModel *c, int max_len) {
+    (void)max_len;
+    double d = c->d_model, N = c->dss.d_state;
+    /* norm 2d, D d, log_dt 2d, Λ 2N, W 2dN, output_linear d² + d; final norm 2d */
+    return c->n_layers * (d * d + 6 * d + 2 * N + 2 * d * N) + 2 * d;
+}
+
+/* Per (b, t) and layer: LN (value, grad, mean/rstd), conv, GELU (+ derivative),
+ * dropout mask, output: about 12 floats per channel. */
+double dss_activation_floats(const CfgModel *c) { return 12.0 * c->d_model; }
+
+/* Decoding state per layer and sequence: x (d, N) complex doubles (re, im) — double
+ * because a mode with Re Λ > 0 grows like e^{Δ·Re Λ·t} before its folded C (ad_dss_modes)
+ * shrinks it back; the decoder's float buffer holds them (S a multiple of 4 floats, so
+ * every row's state is 16-byte aligned). */
+size_t dss_state_floats(const Model *m) { return 4 * (size_t)m->cfg.d_model * m->cfg.dss.d_state; }
+
+/* One position through every block, x (B, 1, d): the convolution as the recurrence
+ * x_t = z·x_{t−1} + u_t, y_t = Re Σ_n C·x_t + D·u_t (ops.h, ad_dss_modes). */
+Tensor *dss_step(Model *m, Tape *t, Tensor *x, float *state, int batch) {
+    int B = x->shape[0], d = m->cfg.d_model, N = m->cfg.dss.d_state;
+    size_t S = dss_state_floats(m);
+    double *z = tape_scratch(t, (size_t)2 * d * N * sizeof(double));
+    double *C = tape_scratch(t, (size_t)2 * d * N * sizeof(double));
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        DssLayer *L = &m->dss[l];
+        Tensor *h = ad_layernorm(t, x, L->norm.g, L->norm.b, m->cfg.ln_eps);
+        ad_dss_modes(L->lambda, L->log_dt, L->w, m->max_len, z, C);
+        Tensor *y = tape_tensor(t, 0, 3, (int[]){B, 1, d});
+        for (int b = 0; b < B; b++) {
+            double *xs = (double *)(void *)(state + ((size_t)l * batch + b) * S);
+            for (int c = 0; c < d; c++) {
+                double u = h->data[(size_t)b * d + c], acc = 0;
+                for (int n = 0; n < N; n++) {
+                    size_t i = 2 * ((size_t)c * N + n);
+                    double xr = z[i] * xs[i] - z[i + 1] * xs[i + 1] + u;
+                    double xi = z[i] * xs[i + 1] + z[i + 1] * xs[i];
+                    xs[i] = xr, xs[i + 1] = xi;
+                    acc += C[i] * xr - C[i + 1] * xi;
+                }
+                y->data[(size_t)b * d + c] = (float)(acc + (double)L->D->data[c] * u);
+            }
+        }
+        x = ad_linear_residual(t, ad_gelu(t, y, GELU_ERF), L->out.w, L->out.b, x);
+    }
+    return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
+}

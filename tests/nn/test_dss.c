@@ -1,0 +1,211 @@
+/* test_dss.c — the DSS layer's three forms agree (Gupta, Gu & Berant 2022, "Diagonal
+ * State Spaces are as Effective as Structured State Spaces", §3.3 DSS-softmax).
+ *
+ *  1. The paper's definition: K[l] = Re Σ_n W_n·Λ_n⁻¹·e^{ΔΛ_n·l} / Σ_{k<L} e^{ΔΛ_n·k},
+ *     the softmax summed term by term in double, here — against ad_dss_kernel's closed
+ *     form with its flipped growing modes and the reference code's ε (which moves a
+ *     value by ε/|den·Λ|², ≤ 1e-6 relative at these settings).
+ *  2. The convolution y = K * u + D ⊙ u (ad_causal_conv on that kernel) against the
+ *     recurrence stepped one position at a time, in double:
+ *        x_k = e^{ΔΛ}·x_{k−1} + u_k,   y_k = Re Σ_n C_n·x_{k,n} + D·u_k,
+ *     with the softmax normalisation folded into C (ad_dss_modes):
+ *        K[l] = Re(coef·e^{b·m(l)}); for Re Λ ≤ 0, b = ΔΛ and m(l) = l, so C = coef;
+ *        for Re Λ > 0, b = −ΔΛ and m(l) = L−1−l, e^{b(L−1−l)} = e^{b(L−1)}·e^{ΔΛ·l},
+ *        so C = coef·e^{b(L−1)} (the state grows like e^{Δ·Re Λ·k}, C shrinks it back).
+ *     Unrolled, x_k = Σ_{j≤k} e^{ΔΛ(k−j)} u_j and Re(C·x_k) = Σ_j K[k−j]·u_j.  To 1e-5
+ *     relative, with modes of both signs of Re Λ, and at the model's init (skew-HiPPO
+ *     Λ with |Im Λ| up to 10³, T = L = 64).
+ *  3. The init: Λ = −1/2 + iω with ω the skew-HiPPO eigenvalues — for N = 1 by hand
+ *     (S = [[0, −√3/2], [√3/2, 0]]: ω = √3/2), for N = 64 through the trace identities
+ *     Σ ω² = ‖S‖²_F / 2 and Σ ω⁴ = ‖SᵀS‖²_F / 2 (each ±iω pair counted once), and
+ *     ω sorted decreasing. */
+#include "check.h"
+#include "attnlab/config/config.h"
+#include "attnlab/nn/model.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Params { Tensor *lambda, *log_dt, *w, *D; int N, d; } Params;
+
+static Tensor *heap_tensor(int ndim, const int *shape) {
+    Tensor *x = calloc(1, sizeof *x);
+    long n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    tensor_init(x, calloc((size_t)n, sizeof(float)), NULL, ndim, shape);
+    return x;
+}
+
+static void free_tensor(Tensor *x) {
+    free(x->data);
+    free(x);
+}
+
+/* Random parameters: Re Λ alternating sign (|Re Λ| in [0.1, 1.1]), Im Λ in ±im. */
+static Params random_params(int N, int d, float im, Rng *r) {
+    Params p = { heap_tensor(2, (int[]){N, 2}), heap_tensor(2, (int[]){d, 2}), heap_tensor(4, (int[]){1, d, N, 2}),
+                 heap_tensor(1, &d), N, d };
+    for (int n = 0; n < N; n++) {
+        p.lambda->data[2 * n] = (float)((n % 2 ? 1 : -1) * (0.1 + rng_uniform(r)));
+        p.lambda->data[2 * n + 1] = (float)(im * (2 * rng_uniform(r) - 1));
+    }
+    for (int i = 0; i < 2 * d; i++) p.log_dt->data[i] = (float)(log(0.02) + rng_uniform(r) * log(0.5 / 0.02));
+    for (long i = 0; i < p.w->n; i++) p.w->data[i] = (float)rng_normal(r);
+    for (int c = 0; c < d; c++) p.D->data[c] = (float)rng_normal(r);
+    return p;
+}
+
+static void free_params(Params *p) {
+    free_tensor(p->lambda), free_tensor(p->log_dt), free_tensor(p->w), free_tensor(p->D);
+}
+
+/* 1: the kernel against the softmax summed term by term. */
+static void check_definition(const char *what, const Params *p, int T, int L) {
+    Arena a;
+    arena_init(&a, 1 << 20);
+    Tape t;
+    tape_init(&t, &a);
+    t.grad_enabled = 0;
+    Tensor *k = ad_dss_kernel(&t, p->lambda, p->log_dt, p->w, T, L);
+    double worst = 0;
+    for (int c = 0; c < p->d; c++) {
+        double complex *terms = calloc((size_t)T, sizeof *terms);
+        for (int n = 0; n < p->N; n++) {
+            double complex lam = p->lambda->data[2 * n] + I * (double)p->lambda->data[2 * n + 1];
+            double complex a = exp(p->log_dt->data[2 * c]) * creal(lam) + I * exp(p->log_dt->data[2 * c + 1]) * cimag(lam);
+            double complex w = p->w->data[2 * (c * p->N + n)] + I * (double)p->w->data[2 * (c * p->N + n) + 1];
+            double complex z = 0;
+            for (int j = 0; j < L; j++) z += cexp(a * j);
+            for (int l = 0; l < T; l++) terms[l] += w / lam * cexp(a * l) / z;
+        }
+        for (int l = 0; l < T; l++) {
+            double want = creal(terms[l]), got = k->data[(size_t)l * p->d + c];
+            worst = fmax(worst, fabs(got - want) / (1 + fabs(want)));
+        }
+        free(terms);
+    }
+    printf("  %-46s kernel vs definition: max rel diff %.2e\n", what, worst);
+    CHECK(worst < 1e-5, "%s: ad_dss_kernel differs from W·Λ⁻¹·softmax by %.2e", what, worst);
+    tape_free(&t);
+    arena_free(&a);
+}
+
+/* 2: the convolution against the recurrence, B rows of random u. */
+static void check_recurrence(const char *what, const Params *p, int B, int T, int L, Rng *r) {
+    Arena a;
+    arena_init(&a, 1 << 20);
+    Tape t;
+    tape_init(&t, &a);
+    t.grad_enabled = 0;
+    int d = p->d, N = p->N;
+    Tensor *u = tape_tensor(&t, 0, 3, (int[]){B, T, d});
+    for (long i = 0; i < u->n; i++) u->data[i] = (float)rng_normal(r);
+    Tensor *y = ad_causal_conv(&t, u, ad_dss_kernel(&t, p->lambda, p->log_dt, p->w, T, L), p->D);
+    double *z = malloc((size_t)2 * d * N * sizeof(double)), *C = malloc((size_t)2 * d * N * sizeof(double));
+    ad_dss_modes(p->lambda, p->log_dt, p->w, L, z, C);
+    double complex *x = malloc((size_t)d * N * sizeof *x);
+    double worst = 0;
+    for (int b = 0; b < B; b++) {
+        memset(x, 0, (size_t)d * N * sizeof *x);
+        for (int k = 0; k < T; k++)
+            for (int c = 0; c < d; c++) {
+                double uk = u->data[((size_t)b * T + k) * d + c], yk = p->D->data[c] * uk;
+                for (int n = 0; n < N; n++) {
+                    size_t i = (size_t)c * N + n;
+                    x[i] = (z[2 * i] + I * z[2 * i + 1]) * x[i] + uk;
+                    yk += creal((C[2 * i] + I * C[2 * i + 1]) * x[i]);
+                }
+                double got = y->data[((size_t)b * T + k) * d + c];
+                worst = fmax(worst, fabs(got - yk) / (1 + fabs(yk)));
+            }
+    }
+    printf("  %-46s convolution vs recurrence: max rel diff %.2e\n", what, worst);
+    CHECK(worst < 1e-5, "%s: the convolution differs from the recurrence by %.2e", what, worst);
+    free(x), free(z), free(C);
+    tape_free(&t);
+    arena_free(&a);
+}
+
+static Model *dss_model(int N, int d, int max_len) {
+    Config c;
+    cfg_defaults(&c);
+    c.model.type = MODEL_DSS;
+    c.model.d_model = d;
+    c.model.n_layers = 1;
+    c.model.dss.d_state = N;
+    return model_create(&c.model, 5, 5, max_len, 7);
+}
+
+/* 3: the skew-HiPPO init. */
+static void check_init(void) {
+    Model *m = dss_model(1, 2, 8);
+    const Tensor *lam = &params_find(&m->params, "layers.0.layer.kernel.Lambda")->t;
+    CHECK(lam->data[0] == -0.5f && fabs(lam->data[1] - sqrt(3.0) / 2) < 1e-6, "N = 1: Λ = %g%+gi, want -0.5%+gi",
+          lam->data[0], lam->data[1], sqrt(3.0) / 2);
+    model_free(m);
+
+    const int N = 64, M = 2 * N;
+    m = dss_model(N, 4, 8);
+    lam = &params_find(&m->params, "layers.0.layer.kernel.Lambda")->t;
+    double *S = calloc((size_t)M * M, sizeof(double)), s2 = 0, s4 = 0, w2 = 0, w4 = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < i; j++) {
+            double h = sqrt((2.0 * i + 1) * (2.0 * j + 1)) / 2;
+            S[i * M + j] = h, S[j * M + i] = -h;
+            s2 += 2 * h * h;
+        }
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < M; j++) {
+            double a = 0;
+            for (int k = 0; k < M; k++) a += S[k * M + i] * S[k * M + j];
+            s4 += a * a;
+        }
+    int sorted = 1, real_ok = 1;
+    for (int n = 0; n < N; n++) {
+        double w = lam->data[2 * n + 1];
+        w2 += w * w, w4 += w * w * w * w;
+        real_ok &= lam->data[2 * n] == -0.5f;
+        if (n) sorted &= w <= lam->data[2 * n - 1];
+    }
+    printf("  skew-HiPPO N 64: omega %.4f .. %.4f; sum w^2 %.6e vs %.6e, sum w^4 %.6e vs %.6e\n",
+           lam->data[2 * N - 1], lam->data[1], w2, s2 / 2, w4, s4 / 2);
+    CHECK(real_ok && sorted && lam->data[2 * N - 1] > 0, "N = 64: Re Λ must be -0.5 and Im Λ positive, decreasing");
+    CHECK(fabs(w2 - s2 / 2) < 1e-6 * s2 && fabs(w4 - s4 / 2) < 1e-5 * s4,
+          "N = 64: trace identities fail (%.9e vs %.9e, %.9e vs %.9e)", w2, s2 / 2, w4, s4 / 2);
+    free(S);
+    model_free(m);
+}
+
+/* The recurrence at the model's own init (large Im Λ, every Re Λ = −1/2). */
+static void check_init_recurrence(Rng *r) {
+    const int T = 64;
+    Model *m = dss_model(64, 6, T);
+    const DssLayer *L = &m->dss[0];
+    Params p = { L->lambda, L->log_dt, L->w, L->D, 64, 6 };
+    check_recurrence("model init, N 64, d 6, T = L = 64", &p, 2, T, T, r);
+    model_free(m);
+}
+
+int main(void) {
+    Rng r = rng_stream(5, 5);
+    static const struct { int N, d, B, T, L; float im; } cases[] = {
+        { 4, 3, 2, 9, 9, 3.0f },     /* T = L */
+        { 6, 5, 3, 7, 12, 8.0f },    /* T < L: a prefix of the kernel */
+        { 3, 2, 1, 1, 5, 2.0f },     /* one position */
+        { 8, 4, 2, 40, 40, 20.0f },  /* growing modes over 40 steps: e^{Δ·Re Λ·39} up to e^{21} */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "N %d, d %d, B %d, T %d, L %d, |Im| <= %g", cases[i].N, cases[i].d, cases[i].B,
+                 cases[i].T, cases[i].L, cases[i].im);
+        Params p = random_params(cases[i].N, cases[i].d, cases[i].im, &r);
+        check_definition(what, &p, cases[i].T, cases[i].L);
+        check_recurrence(what, &p, cases[i].B, cases[i].T, cases[i].L, &r);
+        free_params(&p);
+    }
+    check_init_recurrence(&r);
+    check_init();
+    return check_exit("test_dss");
+}
