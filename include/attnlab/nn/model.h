@@ -15,6 +15,17 @@
  * LSTM (src/nn/lstm.c):  x = embed(tokens); L LSTM layers of width d (dropout
  * between them); logits = head(x).
  *
+ * RetNet (src/nn/retnet.c; Sun et al. 2023, "Retentive Network", eqs. 5, 8, 9):
+ *   x = embed(tokens)   (no positional embedding: positions come from the decay
+ *                        and the rotation of q, k inside retention)
+ *   L layers:  x += dropout(MSR(LN1(x)));  x += dropout(FFN(LN2(x)))
+ *   MSR(h) = W_O (swish(h W_G) ⊙ GroupNorm_H(Retention(hW_Q, hW_K, hW_V)))
+ *   logits = head(LN_f(x))
+ * Retention is ad_retention (autodiff/ops.h): per head h decay γ_h = 1 − 2^(−5−h);
+ * GroupNorm normalises each head's Dv values without affine parameters (the
+ * official release's LayerNorm(head_dim, elementwise_affine=False)); the FFN is
+ * the transformer's GELU MLP.
+ *
  * Parameter names follow PyTorch conventions so a checkpoint loads into an
  * equivalent torch module (bench/torch_reference.py). */
 #ifndef ATTNLAB_NN_MODEL_H
@@ -35,6 +46,14 @@ typedef struct Block {
 } Block;
 
 typedef struct LstmLayer { Tensor *w_ih, *w_hh, *b; } LstmLayer;   /* (4d, d), (4d, d), (4d) */
+
+/* A RetNet layer (src/nn/retnet.c), dv = value_factor·d: the paper's W_Q, W_K,
+ * W_V, W_G, W_O as Linears without bias (b NULL): q, k (d, d), v, g (dv, d), o (d, dv). */
+typedef struct RetnetLayer {
+    Norm    ln1, ln2;
+    Linear  q, k, v, g, o;
+    Linear  fc1, fc2;         /* FFN: (ratio·d, d) and (d, ratio·d) */
+} RetnetLayer;
 
 struct Lsh;   /* attnlab/anna/lsh.h */
 
@@ -78,7 +97,8 @@ typedef struct Model {
     Norm    ln_emb;           /* only with embed_layernorm */
     Block  *blocks;           /* transformer: n_layers */
     LstmLayer *lstm;          /* lstm: n_layers */
-    Norm    ln_f;             /* transformer only */
+    RetnetLayer *retnet;      /* retnet: n_layers */
+    Norm    ln_f;             /* transformer and retnet */
     Linear  head;             /* (n_classes, d) */
     Tensor  sinusoid;         /* storage for the fixed sinusoidal table */
     /* Distillation (paper 000): when not NULL, the layers it names run ANNA instead
@@ -110,6 +130,8 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
  *     linear   4·T·d·Dh + 2·T·d    (per head Gᵀ·V or the running S, F·S, F·z)
  *     sparse   4·P·d               (P = Σ_i |visible keys of i|, ad_sparse_attention_pairs)
  *   lstm         L·16·T·d²  + 2·T·d·C   (input and recurrent projections of 4 gates)
+ *   retnet       L·(4·T·d² + 6·T·d·dv [q, k; v, g, o] + 4·T·d·h [FFN] + 2·T²·(d + dv))
+ *                + 2·T·d·C, dv = value_factor·d (Q̃K̃ᵀ and P·V over the full T×T)
  * The sweep's grids report it per cell; tests/nn/test_flops.c checks it against a count
  * of the ops a forward pass records. */
 double  model_flops_per_seq(const Model *m, int T);

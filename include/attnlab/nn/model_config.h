@@ -12,7 +12,7 @@
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 /* A new model type: a value here (before MODEL_TYPE_COUNT), its name in the config
  * schema (config/schema.c), its ModelArch row in nn/model.c. */
-typedef enum { MODEL_TRANSFORMER, MODEL_LSTM, MODEL_TYPE_COUNT } CfgModelType;
+typedef enum { MODEL_TRANSFORMER, MODEL_LSTM, MODEL_RETNET, MODEL_TYPE_COUNT } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
 typedef AdFeature CfgFeature;   /* linear attention's φ: FEATURE_ELU1 | FEATURE_IDENTITY | FEATURE_RELU (autodiff/ops.h) */
 typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
@@ -31,6 +31,11 @@ typedef struct CfgAttention {
     int summary;             /* sparse: c, the last c positions of every block are global */
 } CfgAttention;
 
+/* RetNet (Sun et al. 2023, "Retentive Network"): src/nn/retnet.c. */
+typedef struct CfgRetnet {
+    int value_factor;        /* value and gate width = value_factor · d_model (the paper: 2) */
+} CfgRetnet;
+
 typedef struct CfgModel {
     CfgModelType type;       /* "transformer" | "lstm" (paper 003's recurrent baseline) */
     int d_model, n_layers, n_heads;
@@ -43,6 +48,7 @@ typedef struct CfgModel {
     CfgInit init;            /* "torch": PyTorch's default init; "normal": N(0, init_std) */
     float init_std;          /* std of the "normal" init of embeddings and weight matrices */
     CfgAttention attention;
+    CfgRetnet retnet;
 } CfgModel;
 
 #endif
