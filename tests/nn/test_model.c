@@ -2,7 +2,7 @@
  *
  * Tiny models (d 8, T 5): softmax attention in every combination of score mode
  * (dot, unit_norm), direction (causal, bidirectional) and positions (none, learned,
- * sinusoidal); linear and sparse attention; the LSTM.  Every parameter element's
+ * sinusoidal); linear and sparse attention; the LSTM; RetNet.  Every parameter element's
  * analytic gradient of the cross-entropy loss is compared with central differences. */
 #include "check.h"
 #include "gradcheck.h"
@@ -77,7 +77,7 @@ static void run_case(const Case *k) {
     /* The check must see a wrong backward deep inside the model, too. */
     static const OpKind MIXER[] = { [ATTN_SOFTMAX] = OP_ATTENTION_HEADS, [ATTN_LINEAR] = OP_LINEAR_ATTENTION,
                                     [ATTN_SPARSE] = OP_SPARSE_ATTENTION };
-    OpKind mixer = k->type == MODEL_LSTM ? OP_LSTM : MIXER[k->attn];
+    OpKind mixer = k->type == MODEL_LSTM ? OP_LSTM : k->type == MODEL_RETNET ? OP_RETENTION : MIXER[k->attn];
     CHECK(gradcheck_catches_fault(k->label, mixer, build, &c, leaves, ps->n, tol),
           "%s: a 5%% error in the %s backward went unnoticed", k->label, op_name(mixer));
     OpKind other = k->type == MODEL_LSTM ? OP_LINEAR : OP_LAYERNORM;   /* the LSTM model has no LayerNorm */
@@ -98,6 +98,7 @@ int main(void) {
         { "linear elu+1, bidirectional",         MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, 0, 1, 2, POS_NONE,    ACT_GELU_TANH, 0 },
         { "sparse, causal, 2L 2H",               MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0 },
         { "lstm, 2 layers",                      MODEL_LSTM,        ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0 },
+        { "retnet, 2 layers, 2 heads",           MODEL_RETNET,      ATTN_SOFTMAX, SCORE_DOT, 1, 2, 2, POS_NONE,   ACT_GELU_ERF,  0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_exit("test_model");
