@@ -1,7 +1,7 @@
 /* test_torch_parity.c — the C model against PyTorch (bench/torch_reference.py).
  *
- * For each model config below (softmax, linear and sparse attention, as
- * python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
+ * For each model config below (softmax, linear and sparse attention, and RetNet,
+ * as python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
  * gains and biases jittered so they matter), save it through checkpoint_save()
  * — the real model.safetensors path — run forward, cross-entropy (some targets −1)
  * and backward on one random batch, and write the batch and the C results (logits,
@@ -58,7 +58,22 @@ static const Case CASES[] = {
       2, 2, SCORE_UNIT_NORM, 2.0f, 1, POS_SINUSOIDAL, ACT_GELU_TANH, 0, ATTN_SPARSE },
 };
 
-static void make_config(Config *cfg, const Case *c) {
+/* The other model types: a Case (its attention fields unused), the type, and the
+ * gradient the failure check perturbs. */
+typedef struct ModelCase {
+    Case c;
+    CfgModelType type;
+    const char *perturbed;
+} ModelCase;
+
+static const ModelCase MODEL_CASES[] = {
+    { { .name = "retnet, 2 layers, 4 heads (Dk 8), gelu_erf", .layers = 2, .heads = 4, .activation = ACT_GELU_ERF },
+      MODEL_RETNET, "retnet.0.retention.q_proj.weight" },
+    { { .name = "retnet, 1 layer, 2 heads, value_factor 2", .layers = 1, .heads = 2, .activation = ACT_GELU_TANH },
+      MODEL_RETNET, "retnet.0.retention.k_proj.weight" },
+};
+
+static void make_config(Config *cfg, const Case *c, CfgModelType type) {
     cfg_defaults(cfg);
     cfg->task.seq_len = SEQ;
     CfgModel *m = &cfg->model;
@@ -76,6 +91,8 @@ static void make_config(Config *cfg, const Case *c) {
     m->attention.causal = c->causal;
     m->attention.type = c->type;
     if (c->type == ATTN_SPARSE) m->attention.block = 2;   /* SEQ 12: local window and block summaries */
+    m->type = type;
+    if (type == MODEL_RETNET && c->layers == 1) m->retnet.value_factor = 2;
 }
 
 /* LayerNorm starts at gain 1, bias 0; move them off that so parity covers both. */
@@ -89,9 +106,13 @@ static void jitter_norm(Norm *n, Rng *r) {
 
 static void jitter_norms(Model *m, Rng *r) {
     jitter_norm(&m->ln_emb, r);
-    for (int l = 0; l < m->cfg.n_layers; l++) {
+    for (int l = 0; m->blocks && l < m->cfg.n_layers; l++) {
         jitter_norm(&m->blocks[l].ln1, r);
         jitter_norm(&m->blocks[l].ln2, r);
+    }
+    for (int l = 0; m->retnet && l < m->cfg.n_layers; l++) {
+        jitter_norm(&m->retnet[l].ln1, r);
+        jitter_norm(&m->retnet[l].ln2, r);
     }
     jitter_norm(&m->ln_f, r);
 }
@@ -169,10 +190,10 @@ static void remove_run_dir(const char *dir) {
     rmdir(dir);
 }
 
-static void check_case(const char *root, const Case *c, uint64_t seed) {
+static void check_case(const char *root, const Case *c, uint64_t seed, CfgModelType type, const char *perturbed) {
     printf("--- %s\n", c->name);
     Config cfg;
-    make_config(&cfg, c);
+    make_config(&cfg, c, type);
     Model *m = model_create(&cfg.model, VOCAB, CLASSES, SEQ, seed);
     Rng r = rng_stream(seed, 0x706172 /* "par" */);
     jitter_norms(m, &r);
@@ -204,11 +225,13 @@ static void check_case(const char *root, const Case *c, uint64_t seed) {
         int rc = run_parity(root, dir, out, sizeof out);
         CHECK(rc == 0 && strstr(out, "parity ok"), "%s: torch parity failed (exit %d)", c->name, rc);
 
-        perturb_grad(m, PERTURBED);
+        char worst[PARAM_NAME_MAX + 32];
+        snprintf(worst, sizeof worst, "worst tensor grad.%s:", perturbed);
+        perturb_grad(m, perturbed);
         write_data(data, m, tokens, targets, logits, loss);
         rc = run_parity(root, dir, out, sizeof out);
-        CHECK(rc == 1 && strstr(out, "worst tensor grad." PERTURBED ":"),
-              "%s: a 1%% error in grad." PERTURBED " went unnoticed (exit %d)", c->name, rc);
+        CHECK(rc == 1 && strstr(out, worst), "%s: a 1%% error in grad.%s went unnoticed (exit %d)", c->name,
+              perturbed, rc);
     }
     tape_free(&tape);
     arena_free(&arena);
@@ -238,6 +261,9 @@ int main(void) {
     char root[PATH_MAX];
     int found = find_root(root, sizeof root) == 0;
     CHECK(found, "cannot find " SCRIPT " at or above the working directory");
-    for (size_t i = 0; found && i < sizeof CASES / sizeof CASES[0]; i++) check_case(root, &CASES[i], 100 + i);
+    for (size_t i = 0; found && i < sizeof CASES / sizeof CASES[0]; i++)
+        check_case(root, &CASES[i], 100 + i, MODEL_TRANSFORMER, PERTURBED);
+    for (size_t i = 0; found && i < sizeof MODEL_CASES / sizeof *MODEL_CASES; i++)
+        check_case(root, &MODEL_CASES[i].c, 200 + i, MODEL_CASES[i].type, MODEL_CASES[i].perturbed);
     return check_exit("test_torch_parity");
 }
