@@ -19,8 +19,8 @@ with H heads of width d/H and one of the three attention mechanisms:
 
 and a d → ratio·d → d GELU MLP (tanh or erf).  Its parameter names are those of
 attnlab's model.safetensors, so a checkpoint loads with load_state_dict(strict=True).
-DSS runs (model.type "dss") load as DSSModel (below).  LSTM runs and ANNA-distilled
-attention are not modelled here.
+DSS runs (model.type "dss") load as DSSModel and RetNet runs (model.type "retnet") as
+RetNet (below).  LSTM runs and ANNA-distilled attention are not modelled here.
 
 Use it from Python (standard library, numpy and torch: Debian's python3-numpy and
 python3-torch, no pip):
@@ -332,20 +332,106 @@ class DSSModel(nn.Module):
         return self.head(self.norm(x))
 
 
-# Recurrent model types by config name (the transformer is the default).
-MODEL_TYPES = {"dss": DSSModel}
+# ---- RetNet (Sun et al. 2023, "Retentive Network"; src/nn/retnet.c) -----------------
+#
+# Written from the paper's equations, in the parallel form and independently of the
+# C op's arrangement: the rotation as complex multiplication (eq. 5: Q = (XW_Q) ⊙ Θ,
+# K = (XW_K) ⊙ Θ̄, Θ_n = e^{inθ}, pairs of coordinates as complex numbers), the decay
+# mask D as a T×T matrix, and nn.functional.group_norm for GroupNorm_h.
+#   γ_h = 1 − 2^(−5−h)                                   (eq. 8)
+#   A = Re(Q̃ K̃^H) / √Dk,  D̃_nm = γ^(n−m) / √(Σ_i D_ni)  (m ≤ n, else 0)   (§2.2)
+#   R = A ⊙ D̃,  R̃_nm = R_nm / max(|Σ_i R_ni|, 1),  Retention = R̃ V     (§2.2)
+#   MSR(X) = W_O (swish(X W_G) ⊙ GroupNorm_H(Retention))                  (eq. 8)
+#   Y = X + MSR(LN(X)),  X' = Y + FFN(LN(Y))                              (eq. 9)
+
+class MultiScaleRetention(nn.Module):
+    def __init__(self, mc):
+        super().__init__()
+        d = mc["d_model"]
+        dv = mc.get("retnet", {}).get("value_factor", 1) * d
+        self.n_heads, self.eps = mc["n_heads"], f32(mc["ln_eps"])
+        self.q_proj, self.k_proj = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+        self.v_proj, self.g_proj = nn.Linear(d, dv, bias=False), nn.Linear(d, dv, bias=False)
+        self.out_proj = nn.Linear(dv, d, bias=False)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        H = self.n_heads
+
+        def heads(y):                           # (B, T, H·D) → (B, H, T, D)
+            return y.view(B, T, H, -1).transpose(1, 2)
+
+        q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x))
+        dk = q.shape[-1]
+        half = dk // 2
+        theta = 1.0 / 10000 ** torch.linspace(0, 1, half, dtype=torch.float64)
+        n = torch.arange(T, dtype=torch.float64)
+        rot = torch.polar(torch.ones(T, half, dtype=torch.float64), n[:, None] * theta[None, :])
+
+        def turn(y):                            # pairs as complex numbers, times e^{inθ}
+            return torch.view_as_complex(y.reshape(B, H, T, half, 2).contiguous()) * rot
+
+        a = (turn(q) @ turn(k).conj().transpose(-2, -1)).real / math.sqrt(dk)
+        gamma = 1.0 - 2.0 ** (-5.0 - torch.arange(H, dtype=torch.float64))
+        diff = n[:, None] - n[None, :]
+        decay = torch.where(diff >= 0, gamma[:, None, None] ** diff.clamp(min=0), torch.zeros(()))
+        decay = decay / decay.sum(-1, keepdim=True).sqrt()
+        r = a * decay.to(a.dtype)
+        r = r / r.sum(-1, keepdim=True).abs().clamp(min=1.0)
+        o = (r @ v).transpose(1, 2).reshape(B * T, -1)
+        y = F.group_norm(o, H, eps=self.eps).view(B, T, -1)
+        return self.out_proj(F.silu(self.g_proj(x)) * y)
+
+
+class RetNetLayer(nn.Module):
+    def __init__(self, mc):
+        super().__init__()
+        d, eps = mc["d_model"], f32(mc["ln_eps"])
+        self.ln1, self.retention = nn.LayerNorm(d, eps=eps), MultiScaleRetention(mc)
+        self.ln2, self.ffn = nn.LayerNorm(d, eps=eps), Mlp(mc)
+        self.drop = nn.Dropout(mc["dropout"])
+
+    def forward(self, x):
+        x = x + self.drop(self.retention(self.ln1(x)))
+        return x + self.drop(self.ffn(self.ln2(x)))
+
+
+class RetNet(nn.Module):
+    """mc: the "model" section of a retnet config.  No positional embedding: RetNet
+    sees positions through its decays and the rotation of q, k."""
+
+    def __init__(self, mc, vocab_size, n_classes, max_len=None):
+        super().__init__()
+        d = mc["d_model"]
+        self.tok_emb = nn.Embedding(vocab_size, d)
+        self.drop = nn.Dropout(mc["dropout"])
+        self.retnet = nn.ModuleList(RetNetLayer(mc) for _ in range(mc["n_layers"]))
+        self.ln_f = nn.LayerNorm(d, eps=f32(mc["ln_eps"]))
+        self.head = nn.Linear(d, n_classes)
+
+    def forward(self, tokens):
+        x = self.drop(self.tok_emb(tokens))
+        for layer in self.retnet:
+            x = layer(x)
+        return self.head(self.ln_f(x))
+
+
+MODELS = {"transformer": Transformer, "dss": DSSModel, "retnet": RetNet}   # by model.type
 
 
 def load_model(model_path, max_len=None, config=None):
-    """The Transformer of an attnlab model.safetensors (its config metadata, or the
-    config dict given), weights loaded, in float64 and eval mode (dropout off)."""
+    """The model (Transformer, DSSModel, RetNet: MODELS) of an attnlab model.safetensors (its
+    config metadata, or the config dict given), weights loaded, in float64 and eval
+    mode (dropout off)."""
     weights, meta = read_safetensors(model_path)
     config = config or json.loads(meta["config"])
     mc = config["model"]
     if "pos_emb.weight" in weights:
         max_len = weights["pos_emb.weight"].shape[0]
-    model = MODEL_TYPES.get(mc.get("type"), Transformer)(mc, weights["tok_emb.weight"].shape[0],
-                                                          weights["head.weight"].shape[0], max_len)
+    kind = mc.get("type", "transformer")
+    if kind not in MODELS:
+        raise ValueError(f"attnlab_torch: model.type = '{kind}' is not implemented here")
+    model = MODELS[kind](mc, weights["tok_emb.weight"].shape[0], weights["head.weight"].shape[0], max_len)
     model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()}, strict=True)
     return model.double().eval()
 

@@ -172,6 +172,17 @@ static int cfg_distill_rules(const Config *c, CfgProblem *p) {
     return 0;
 }
 
+/* RetNet (heads divide d_model, checked before): each head's key width is even (retention turns
+ * q and k in pairs of coordinates, ops_retnet.c). */
+static int cfg_retnet_rules(const CfgModel *m, CfgProblem *p) {
+    if ((m->d_model / m->n_heads) % 2)
+        return cfg_problem(p, "model.d_model", "model.n_heads",
+                           "model.type \"retnet\" needs an even head width model.d_model / model.n_heads, got %d / %d "
+                           "= %d (retention rotates q and k in pairs of coordinates)",
+                           m->d_model, m->n_heads, m->d_model / m->n_heads);
+    return 0;
+}
+
 /* The model section alone, and what the task asks of it. */
 static int cfg_model_rules(const Config *c, CfgProblem *p) {
     const CfgModel *m = &c->model;
@@ -182,10 +193,11 @@ static int cfg_model_rules(const Config *c, CfgProblem *p) {
         return cfg_problem(p, "model.dss.dt_min", "model.dss.dt_max",
                            "model.dss.dt_min (%s) must be <= model.dss.dt_max (%s)",
                            cfg_fmt_float(m->dss.dt_min, lo, sizeof lo), cfg_fmt_float(m->dss.dt_max, hi, sizeof hi));
-    if (m->type != MODEL_TRANSFORMER) return 0;
+    if (m->type != MODEL_TRANSFORMER && m->type != MODEL_RETNET) return 0;
     if (m->d_model % m->n_heads)
         return cfg_problem(p, "model.d_model", "model.n_heads",
                            "model.d_model (%d) must be divisible by model.n_heads (%d)", m->d_model, m->n_heads);
+    if (m->type == MODEL_RETNET) return cfg_retnet_rules(m, p);
     /* Next-token prediction with bidirectional attention would read the answer, and
      * right-padded variable lengths are only harmless when nothing looks ahead. */
     int padded = task == TASK_INDEX_LOOKUP || task == TASK_EQ_RANDOM || task == TASK_EQ_ONE;

@@ -42,8 +42,7 @@ const char *const cfg_score_names[] = {
 static const char *const cfg_act_names[] = {
     [ACT_GELU_TANH] = "gelu_tanh", [ACT_GELU_ERF] = "gelu_erf", NULL };
 const char *const cfg_model_names[] = {
-    [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm",
-    [MODEL_DSS] = "dss",
+    [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm", [MODEL_DSS] = "dss", [MODEL_RETNET] = "retnet",
     NULL };
 static const char *const cfg_feature_names[] = {
     [FEATURE_ELU1] = "elu1", [FEATURE_IDENTITY] = "identity", [FEATURE_RELU] = "relu", NULL };
@@ -80,6 +79,8 @@ static const char *const cfg_nonfinite_names[] = { [NONFINITE_STOP] = "stop", [N
 #define EQ_SIGMA     ((1u << TASK_EQ_ONE) | (1u << TASK_EQ_NCP))
 #define EQ           ((1u << TASK_EQ_RANDOM) | EQ_SIGMA)
 #define TRANSFORMER_ONLY ONLY_WHEN("model.type", 1u << MODEL_TRANSFORMER)
+#define RETNET_ONLY      ONLY_WHEN("model.type", 1u << MODEL_RETNET)
+#define BLOCKS_ONLY      ONLY_WHEN("model.type", (1u << MODEL_TRANSFORMER) | (1u << MODEL_RETNET))  /* heads, MLP */
 #define ATTN_ONLY(mask)  ONLY_WHEN("model.attention.type", mask)
 #define SOFTMAX_LIKE     ((1u << ATTN_SOFTMAX) | (1u << ATTN_SPARSE))
 #define SEED_MAX     9007199254740992.0   /* 2^53: larger JSON numbers lose digits */
@@ -147,19 +148,20 @@ const CfgKey cfg_keys[] = {
 
     { "model", CFG_OBJECT, .doc = "the network" },
     { "model.type", CFG_ENUM, AT(model.type), .names = cfg_model_names, .def = MODEL_TRANSFORMER,
-      .doc = "transformer, or lstm (embedding, n_layers LSTM layers of width d_model, head)" },
+      .doc = "transformer, or lstm (embedding, n_layers LSTM layers of width d_model, head), or retnet "
+             "(RetNet: multi-scale retention and a GELU MLP per layer, no positional embedding)" },
     { "model.d_model", CFG_INT, AT(model.d_model), IN(1, 65536), .def = 64,
       .doc = "width of the residual stream" },
     { "model.n_layers", CFG_INT, AT(model.n_layers), IN(1, 1024), .def = 1,
       .doc = "number of transformer blocks" },
     { "model.n_heads", CFG_INT, AT(model.n_heads), IN(1, 65536), .def = 1,
-      TRANSFORMER_ONLY,
-      .doc = "attention heads per block; must divide d_model" },
+      BLOCKS_ONLY,
+      .doc = "attention heads per block (retnet: retention heads, decays 1 - 2^(-5-h)); must divide d_model" },
     { "model.mlp_ratio", CFG_INT, AT(model.mlp_ratio), IN(1, 1024), .def = 4,
-      TRANSFORMER_ONLY,
+      BLOCKS_ONLY,
       .doc = "MLP hidden width = mlp_ratio * d_model" },
     { "model.activation", CFG_ENUM, AT(model.activation), .names = cfg_act_names,
-      .def = ACT_GELU_TANH, TRANSFORMER_ONLY,
+      .def = ACT_GELU_TANH, BLOCKS_ONLY,
       .doc = "MLP nonlinearity" },
     { "model.positional", CFG_ENUM, AT(model.positional), .names = cfg_pos_names,
       .def = POS_NONE, TRANSFORMER_ONLY,
@@ -212,6 +214,9 @@ const CfgKey cfg_keys[] = {
     { "model.dss.dt_max", CFG_FLOAT, AT(model.dss.dt_max), IN(1e-6, 10), .def = 0.1,
       ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "largest initial step (>= dt_min)" },
+    { "model.retnet", CFG_OBJECT, .doc = "RetNet (Sun et al. 2023, \"Retentive Network\")" },
+    { "model.retnet.value_factor", CFG_INT, AT(model.retnet.value_factor), IN(1, 4), .def = 1, RETNET_ONLY,
+      .doc = "width of values and of the swish gate = value_factor * d_model (the paper: 2)" },
 
     { "train", CFG_OBJECT, .doc = "the optimizer and its schedule" },
     { "train.optimizer", CFG_STRING, AT(train.optimizer), .names = cfg_optim_names,

@@ -122,13 +122,13 @@ void model_init_linear(const Model *m, Linear *l, Rng *r, int residual) {
     int in = l->w->shape[1];
     if (m->cfg.init == INIT_TORCH) {
         model_fill_uniform(l->w, r, 1.0 / sqrt(in));
-        model_fill_uniform(l->b, r, 1.0 / sqrt(in));
+        if (l->b) model_fill_uniform(l->b, r, 1.0 / sqrt(in));
         return;
     }
     double std = m->cfg.init_std;
     if (residual) std /= sqrt(2.0 * m->cfg.n_layers);
     model_fill_normal(l->w, r, std);
-    fill_const(l->b, 0.0f);
+    if (l->b) fill_const(l->b, 0.0f);
 }
 
 void model_init_norm(Norm *n) {
@@ -156,6 +156,8 @@ static const ModelArch ARCHS[] = {
                             lstm_activation_floats, lstm_state_floats, lstm_step },
     [MODEL_DSS]         = { "dss", dss_declare, dss_init, dss_forward, dss_flops_per_seq, dss_param_count,
                             dss_activation_floats, dss_state_floats, dss_step },
+    [MODEL_RETNET]      = { "retnet", retnet_declare, retnet_init, retnet_forward, retnet_flops_per_seq,
+                            retnet_param_count, retnet_activation_floats, retnet_state_floats, retnet_step },
 };
 _Static_assert(sizeof ARCHS / sizeof *ARCHS == MODEL_TYPE_COUNT, "one ModelArch row per CfgModelType");
 
@@ -201,6 +203,7 @@ void model_free(Model *m) {
     free(m->blocks);
     free(m->lstm);
     free(m->dss);
+    free(m->retnet);
     free(m->sinusoid.data);
     free(m);
 }

@@ -16,7 +16,7 @@ void model_fill_normal(Tensor *x, Rng *r, double std);
 void model_fill_uniform(Tensor *x, Rng *r, double bound);
 void model_init_norm(Norm *n);
 /* init "torch": U(±1/√in) for weight and bias; "normal": N(0, std), bias 0, where
- * residual branches get std/√(2·n_layers). */
+ * residual branches get std/√(2·n_layers).  l->b may be NULL (no bias). */
 void model_init_linear(const Model *m, Linear *l, Rng *r, int residual);
 
 /* How a block's attention mixes positions: q, k, v (B, T, d) of `layer` → (B, T, d).
@@ -28,6 +28,14 @@ typedef struct BlockMixer {
     Tensor *(*fn)(void *ctx, const Model *m, Tape *t, int layer, Tensor *q, Tensor *k, Tensor *v);
     void *ctx;
 } BlockMixer;
+
+/* A block's sublayer: h (B, T, d) → (B, T, d), plus res (NULL or (B, T, d)) added
+ * inside its last GEMM. */
+typedef Tensor *(*Sublayer)(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *h, Tensor *res);
+/* x + dropout(f(LayerNorm n(x))): the pre-LN residual of the transformer's and
+ * RetNet's blocks (transformer.c). */
+Tensor *model_residual(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *x, const Norm *n,
+                       Sublayer f);
 
 void    transformer_declare(Model *m);
 void    transformer_init(Model *m, Rng *r);
@@ -92,6 +100,14 @@ double  dss_param_count(const CfgModel *c, int max_len);
 double  dss_activation_floats(const CfgModel *c);
 size_t  dss_state_floats(const Model *m);
 Tensor *dss_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
+void    retnet_declare(Model *m);
+void    retnet_init(Model *m, Rng *r);
+Tensor *retnet_forward(Model *m, Tape *t, Tensor *x);
+double  retnet_flops_per_seq(const Model *m, int T);
+double  retnet_param_count(const CfgModel *c, int max_len);
+double  retnet_activation_floats(const CfgModel *c);
+size_t  retnet_state_floats(const Model *m);
+Tensor *retnet_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
 
 double  transformer_param_count(const CfgModel *c, int max_len);
 double  transformer_activation_floats(const CfgModel *c);

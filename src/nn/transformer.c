@@ -108,10 +108,6 @@ static Tensor *mix_positions(void *ctx, const Model *m, Tape *t, int layer, Tens
     return ad_attention_heads(t, q, k, v, H, a->causal, scale);
 }
 
-/* A block's sublayer: h (B, T, d) → (B, T, d), plus res (NULL or (B, T, d)) added
- * inside its last GEMM. */
-typedef Tensor *(*Sublayer)(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *h, Tensor *res);
-
 static Tensor *attention(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *h, Tensor *res) {
     const Block *b = &m->blocks[layer];
     Tensor *q = linear(t, h, &b->q), *k = linear(t, h, &b->k), *v = linear(t, h, &b->v);
@@ -128,8 +124,8 @@ static Tensor *mlp(const Model *m, Tape *t, const BlockMixer *mix, int layer, Te
 /* x + dropout(f(norm(x))).  Without dropout (ad_dropout would return its input) the
  * add happens inside f's last GEMM; with it, dropout sits between f and the add.
  * A decoder's tape is never training, so decoding always takes the fused path. */
-static Tensor *residual(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *x, const Norm *n,
-                        Sublayer f) {
+Tensor *model_residual(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *x, const Norm *n,
+                       Sublayer f) {
     float p = m->cfg.dropout;
     Tensor *h = norm(m, t, x, n);
     if (!t->training || p == 0.0f) return f(m, t, mix, layer, h, x);
@@ -138,8 +134,8 @@ static Tensor *residual(const Model *m, Tape *t, const BlockMixer *mix, int laye
 
 Tensor *transformer_blocks(Model *m, Tape *t, Tensor *x, const BlockMixer *mix) {
     for (int l = 0; l < m->cfg.n_layers; l++) {
-        x = residual(m, t, mix, l, x, &m->blocks[l].ln1, attention);
-        x = residual(m, t, mix, l, x, &m->blocks[l].ln2, mlp);
+        x = model_residual(m, t, mix, l, x, &m->blocks[l].ln1, attention);
+        x = model_residual(m, t, mix, l, x, &m->blocks[l].ln2, mlp);
     }
     return norm(m, t, x, &m->ln_f);
 }

@@ -23,6 +23,7 @@ int grad_cases_lstm(OpKind op, int *n_cases);       /* lstm */
 int grad_cases_anna(OpKind op, int *n_cases);       /* anna_attention */
 int grad_cases_mlp(OpKind op, int *n_cases);        /* mlp */
 int grad_cases_dss(OpKind op, int *n_cases);        /* dss_kernel causal_conv */
+int grad_cases_retnet(OpKind op, int *n_cases);     /* retention */
 
 /* Helper for groups: runs the normal check and (if check_fault) the fault check;
  * returns the number of failures (0, 1 or 2). */

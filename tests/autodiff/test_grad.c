@@ -16,6 +16,7 @@ static const GroupFn GROUPS[] = {
     grad_cases_efficient, grad_cases_lstm, grad_cases_anna,
     grad_cases_mlp,
     grad_cases_dss,
+    grad_cases_retnet,
 };
 #define N_GROUPS (int)(sizeof GROUPS / sizeof GROUPS[0])
 

@@ -1,7 +1,7 @@
 /* test_decode.c — incremental decoding equals the full forward pass.
  *
  * For each causal architecture (softmax dot / unit_norm, sparse, linear attention,
- * LSTM, DSS): the decoder's logits at every position equal model_forward's at that
+ * LSTM, DSS, RetNet: parallel retention in training, recurrent in decoding): the decoder's logits at every position equal model_forward's at that
  * position, and greedy generation with the decoder gives the same tokens as naive
  * greedy generation that re-runs model_forward on the whole prefix each step.
  * Softmax attention also at 40 positions: training's fused kernel works in blocks
@@ -119,6 +119,8 @@ int main(int argc, char **argv) {
         { "dss", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
         { "softmax dot, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, T_MAX },
         { "softmax unit_norm, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, T_MAX },
+        { "retnet", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
+        { "retnet, 40 positions", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, T_MAX },
     };
     int only = argc > 1 ? atoi(argv[1]) : -1;   /* run one case (debugging) */
     int tokens[B * T_MAX];

@@ -3,7 +3,7 @@
  * the FLOPs of every product it recorded on the tape, read off the tensors'
  * shapes.  Sparse attention's visible pairs are counted by brute force from the
  * definition in ops.h (j <= i and (i - j < k·B or j mod B >= B - c)), not by the
- * op's own list builder.  Every attention kind, causal and not, and the LSTM. */
+ * op's own list builder.  Every attention kind, causal and not, the LSTM and RetNet. */
 #include "check.h"
 #include "attnlab/config/config.h"
 #include "attnlab/nn/model.h"
@@ -44,6 +44,10 @@ static double entry_flops(const TapeEntry *e, const Model *m) {
         double bh = (double)a->shape[0] * a->shape[1];
         return bh * sparse_pairs_brute(a->shape[2], m->sparse_block, at->local_blocks, at->summary) *
                (2.0 * a->shape[3] + 2.0 * v->shape[3]);
+    }
+    case OP_RETENTION: {   /* q (B,T,H·Dk), v (B,T,H·Dv): Q̃K̃ᵀ and P·V per head, the full T×T */
+        double T = a->shape[1];
+        return a->shape[0] * T * T * (2.0 * a->shape[2] + 2.0 * v->shape[2]);
     }
     case OP_LSTM: {   /* x (B,T,In), w_ih (4H, In), w_hh (4H, H) */
         double T = a->shape[1];
@@ -112,6 +116,12 @@ int main(void) {
     dss.type = MODEL_DSS;
     dss.dss.d_state = 4;
     check_model("dss", &dss, 9);
+    CfgModel retnet = base_model();
+    retnet.type = MODEL_RETNET;
+    retnet.n_heads = 2;   /* even head width 6 */
+    check_model("retnet", &retnet, 9);
+    retnet.retnet.value_factor = 2;
+    check_model("retnet, value_factor 2", &retnet, 9);
 
     /* The closed forms themselves, for one small model by hand: d 12, h 24, T 9, C 5,
      * 2 layers: per layer 8·9·144 + 4·9·12·24 + 4·81·12 = 10368 + 10368 + 3888. */

@@ -2,7 +2,7 @@
  *
  * Tiny models (d 8, T 5): softmax attention in every combination of score mode
  * (dot, unit_norm), direction (causal, bidirectional) and positions (none, learned,
- * sinusoidal); linear and sparse attention; the LSTM; DSS.  Every parameter element's
+ * sinusoidal); linear and sparse attention; the LSTM; DSS; RetNet.  Every parameter element's
  * analytic gradient of the cross-entropy loss is compared with central differences. */
 #include "check.h"
 #include "gradcheck.h"
@@ -80,7 +80,8 @@ static void run_case(const Case *k) {
     /* The check must see a wrong backward deep inside the model, too. */
     static const OpKind MIXER[] = { [ATTN_SOFTMAX] = OP_ATTENTION_HEADS, [ATTN_LINEAR] = OP_LINEAR_ATTENTION,
                                     [ATTN_SPARSE] = OP_SPARSE_ATTENTION };
-    OpKind mixer = k->type == MODEL_LSTM ? OP_LSTM : k->type == MODEL_DSS ? OP_DSS_KERNEL : MIXER[k->attn];
+    OpKind mixer = k->type == MODEL_LSTM ? OP_LSTM : k->type == MODEL_DSS ? OP_DSS_KERNEL
+                 : k->type == MODEL_RETNET ? OP_RETENTION : MIXER[k->attn];
     CHECK(gradcheck_catches_fault(k->label, mixer, build, &c, leaves, ps->n, tol),
           "%s: a 5%% error in the %s backward went unnoticed", k->label, op_name(mixer));
     if (k->type == MODEL_DSS)   /* the block's second op */
@@ -105,6 +106,7 @@ int main(void) {
         { "sparse, causal, 2L 2H",               MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0 },
         { "lstm, 2 layers",                      MODEL_LSTM,        ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0 },
         { "dss, 2 layers",                       MODEL_DSS,         ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0 },
+        { "retnet, 2 layers, 2 heads",           MODEL_RETNET,      ATTN_SOFTMAX, SCORE_DOT, 1, 2, 2, POS_NONE,   ACT_GELU_ERF,  0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_exit("test_model");

@@ -1,7 +1,7 @@
 /* test_torch_parity.c — the C model against PyTorch (bench/torch_reference.py).
  *
- * For each model config below (softmax, linear and sparse attention, DSS, as
- * python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
+ * For each model config below (softmax, linear and sparse attention, DSS and RetNet,
+ * as python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
  * gains and biases jittered so they matter), save it through checkpoint_save()
  * — the real model.safetensors path — run forward, cross-entropy (some targets −1)
  * and backward on one random batch, and write the batch and the C results (logits,
@@ -58,10 +58,22 @@ static const Case CASES[] = {
       2, 2, SCORE_UNIT_NORM, 2.0f, 1, POS_SINUSOIDAL, ACT_GELU_TANH, 0, ATTN_SPARSE },
 };
 
-/* Recurrent model types: the same check with model.type changed (the attention
- * fields unused). */
-static const Case DSS_CASE = { "dss: 2 blocks, 8 modes, dt in [0.01, 0.5]", 2, 1, SCORE_DOT, 1.0f, 1, POS_NONE,
-                               ACT_GELU_TANH, 0, ATTN_SOFTMAX };
+/* The other model types: a Case (its attention fields unused), the type, and the
+ * gradient the failure check perturbs. */
+typedef struct ModelCase {
+    Case c;
+    CfgModelType type;
+    const char *perturbed;
+} ModelCase;
+
+static const ModelCase MODEL_CASES[] = {
+    { { "dss: 2 blocks, 8 modes, dt in [0.01, 0.5]", 2, 1, SCORE_DOT, 1.0f, 1, POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX },
+      MODEL_DSS, "layers.0.layer.kernel.Lambda" },
+    { { .name = "retnet, 2 layers, 4 heads (Dk 8), gelu_erf", .layers = 2, .heads = 4, .activation = ACT_GELU_ERF },
+      MODEL_RETNET, "retnet.0.retention.q_proj.weight" },
+    { { .name = "retnet, 1 layer, 2 heads, value_factor 2", .layers = 1, .heads = 2, .activation = ACT_GELU_TANH },
+      MODEL_RETNET, "retnet.0.retention.k_proj.weight" },
+};
 
 static void make_config(Config *cfg, const Case *c, CfgModelType type) {
     cfg_defaults(cfg);
@@ -83,6 +95,7 @@ static void make_config(Config *cfg, const Case *c, CfgModelType type) {
     if (c->type == ATTN_SPARSE) m->attention.block = 2;   /* SEQ 12: local window and block summaries */
     m->type = type;
     m->dss.d_state = 8, m->dss.dt_min = 0.01f, m->dss.dt_max = 0.5f;   /* phases Δ·Im Λ·t up to ~300 rad */
+    if (type == MODEL_RETNET && c->layers == 1) m->retnet.value_factor = 2;
 }
 
 /* LayerNorm starts at gain 1, bias 0; move them off that so parity covers both. */
@@ -105,6 +118,10 @@ static void jitter_norms(Model *m, Rng *r) {
         /* DSS starts every Re Λ at −1/2: make every other mode grow (Re Λ > 0, the
          * kernel's flipped softmax) so parity covers both branches. */
         for (int n = 1; n < m->cfg.dss.d_state; n += 2) m->dss[l].lambda->data[2 * n] = (float)(0.1 + 0.5 * rng_uniform(r));
+    }
+    for (int l = 0; m->retnet && l < m->cfg.n_layers; l++) {
+        jitter_norm(&m->retnet[l].ln1, r);
+        jitter_norm(&m->retnet[l].ln2, r);
     }
     jitter_norm(&m->ln_f, r);
 }
@@ -182,7 +199,7 @@ static void remove_run_dir(const char *dir) {
     rmdir(dir);
 }
 
-static void check_case(const char *root, const Case *c, CfgModelType type, uint64_t seed) {
+static void check_case(const char *root, const Case *c, uint64_t seed, CfgModelType type, const char *perturbed) {
     printf("--- %s\n", c->name);
     Config cfg;
     make_config(&cfg, c, type);
@@ -217,13 +234,12 @@ static void check_case(const char *root, const Case *c, CfgModelType type, uint6
         int rc = run_parity(root, dir, out, sizeof out);
         CHECK(rc == 0 && strstr(out, "parity ok"), "%s: torch parity failed (exit %d)", c->name, rc);
 
-        const char *perturbed = type == MODEL_DSS ? "layers.0.layer.kernel.Lambda" : PERTURBED;
-        char want[PARAM_NAME_MAX + 32];
-        snprintf(want, sizeof want, "worst tensor grad.%s:", perturbed);
+        char worst[PARAM_NAME_MAX + 32];
+        snprintf(worst, sizeof worst, "worst tensor grad.%s:", perturbed);
         perturb_grad(m, perturbed);
         write_data(data, m, tokens, targets, logits, loss);
         rc = run_parity(root, dir, out, sizeof out);
-        CHECK(rc == 1 && strstr(out, want), "%s: a 1%% error in grad.%s went unnoticed (exit %d)", c->name,
+        CHECK(rc == 1 && strstr(out, worst), "%s: a 1%% error in grad.%s went unnoticed (exit %d)", c->name,
               perturbed, rc);
     }
     tape_free(&tape);
@@ -255,7 +271,8 @@ int main(void) {
     int found = find_root(root, sizeof root) == 0;
     CHECK(found, "cannot find " SCRIPT " at or above the working directory");
     for (size_t i = 0; found && i < sizeof CASES / sizeof CASES[0]; i++)
-        check_case(root, &CASES[i], MODEL_TRANSFORMER, 100 + i);
-    if (found) check_case(root, &DSS_CASE, MODEL_DSS, 200);
+        check_case(root, &CASES[i], 100 + i, MODEL_TRANSFORMER, PERTURBED);
+    for (size_t i = 0; found && i < sizeof MODEL_CASES / sizeof *MODEL_CASES; i++)
+        check_case(root, &MODEL_CASES[i].c, 200 + i, MODEL_CASES[i].type, MODEL_CASES[i].perturbed);
     return check_exit("test_torch_parity");
 }

@@ -14,6 +14,7 @@
  *   ops_linear_attention.c, ops_sparse_attention.c   efficient attention (paper 004)
  *   ops_lstm.c       LSTM layer (paper 003's recurrent baseline)
  *   ops_dss.c        DSS-softmax kernel, causal depthwise convolution (DSS layer)
+ *   ops_retnet.c     RetNet's retention (parallel form)
  * OP_ANNA_ATTENTION (ops.def) is recorded by ad_anna_attention, which lives with
  * ANNA in src/anna/ops_anna.c (attnlab/anna/ops_anna.h): an op needs nothing of
  * autodiff's beyond tape_record and a backward function pointer. */
@@ -143,6 +144,22 @@ long ad_sparse_attention_pairs(int T, int block, int k_local, int c);
  * one) → h (B, T, H).  Input projections of all steps in one GEMM; backward through
  * time with GEMMs per step. */
 Tensor *ad_lstm(Tape *t, Tensor *x, Tensor *w_ih, Tensor *w_hh, Tensor *b);
+
+/* Retention (Sun et al. 2023, "Retentive Network", eq. 5 with §2.2's three
+ * normalisations; the full definition in ops_retnet.c): every head of a layer,
+ * heads read in place.  q, k (B, T, H·Dk), v (B, T, H·Dv) → (B, T, H·Dv), Dk
+ * even; head h decays by γ_h = ad_retention_decay(h); q and k are rotated by
+ * position (pairs turned by n·θ_i), k scaled by 1/√Dk;
+ *   o_n = Σ_{m≤n} R_nm v_m / max(|Σ_{m≤n} R_nm|, 1),  R_nm = q̃_n·k̃_m γ^(n−m) c_n,
+ *   c_n = ad_retention_row_scale(γ, n).  Recorded as OP_RETENTION. */
+Tensor *ad_retention(Tape *t, Tensor *q, Tensor *k, Tensor *v, int n_heads);
+/* γ_h = 1 − 2^(−5−h) (eq. 8). */
+double  ad_retention_decay(int head);
+/* c_n = 1/√(Σ_{i=0}^{n} γ^i), D's row normalisation (§2.2). */
+double  ad_retention_row_scale(double gamma, int n);
+/* y = scale·Θ_pos x for one Dk-wide row (Dk even): what ad_retention does to q
+ * (scale 1) and k (scale 1/√Dk) at position pos, for a recurrent decoder. */
+void    ad_retention_rotate(const float *x, float *y, int Dk, int pos, float scale);
 
 /* Fills a (T, T) mask: 0 where j ≤ i, −inf above the diagonal. */
 void ad_causal_mask(Tensor *mask);

@@ -21,6 +21,16 @@
  * with K (T, d) the DSS-softmax kernel of the block's Λ (N complex modes), log Δ
  * and W (ad_dss_kernel) and * the causal convolution per channel; logits =
  * head(LN_f(x)).
+ * RetNet (src/nn/retnet.c; Sun et al. 2023, "Retentive Network", eqs. 5, 8, 9):
+ *   x = embed(tokens)   (no positional embedding: positions come from the decay
+ *                        and the rotation of q, k inside retention)
+ *   L layers:  x += dropout(MSR(LN1(x)));  x += dropout(FFN(LN2(x)))
+ *   MSR(h) = W_O (swish(h W_G) ⊙ GroupNorm_H(Retention(hW_Q, hW_K, hW_V)))
+ *   logits = head(LN_f(x))
+ * Retention is ad_retention (autodiff/ops.h): per head h decay γ_h = 1 − 2^(−5−h);
+ * GroupNorm normalises each head's Dv values without affine parameters (the
+ * official release's LayerNorm(head_dim, elementwise_affine=False)); the FFN is
+ * the transformer's GELU MLP.
  *
  * Parameter names follow PyTorch conventions so a checkpoint loads into an
  * equivalent torch module (bench/torch_reference.py). */
@@ -49,6 +59,14 @@ typedef struct DssLayer {
     Tensor *D, *log_dt, *lambda, *w;
     Linear out;
 } DssLayer;
+
+/* A RetNet layer (src/nn/retnet.c), dv = value_factor·d: the paper's W_Q, W_K,
+ * W_V, W_G, W_O as Linears without bias (b NULL): q, k (d, d), v, g (dv, d), o (d, dv). */
+typedef struct RetnetLayer {
+    Norm    ln1, ln2;
+    Linear  q, k, v, g, o;
+    Linear  fc1, fc2;         /* FFN: (ratio·d, d) and (d, ratio·d) */
+} RetnetLayer;
 
 struct Lsh;   /* attnlab/anna/lsh.h */
 
@@ -93,7 +111,8 @@ typedef struct Model {
     Block  *blocks;           /* transformer: n_layers */
     LstmLayer *lstm;          /* lstm: n_layers */
     DssLayer *dss;            /* dss: n_layers */
-    Norm    ln_f;             /* transformer and dss */
+    RetnetLayer *retnet;      /* retnet: n_layers */
+    Norm    ln_f;             /* transformer, dss and retnet */
     Linear  head;             /* (n_classes, d) */
     Tensor  sinusoid;         /* storage for the fixed sinusoidal table */
     /* Distillation (paper 000): when not NULL, the layers it names run ANNA instead
@@ -128,6 +147,8 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
  *   dss          L·(2·T·d² + T·(T+1)·d) + 2·T·d·C   (output_linear, the causal
  *                convolution's T(T+1)/2 taps per channel; the kernel, d·N·T complex
  *                terms once per batch rather than per sequence, is not counted)
+ *   retnet       L·(4·T·d² + 6·T·d·dv [q, k; v, g, o] + 4·T·d·h [FFN] + 2·T²·(d + dv))
+ *                + 2·T·d·C, dv = value_factor·d (Q̃K̃ᵀ and P·V over the full T×T)
  * The sweep's grids report it per cell; tests/nn/test_flops.c checks it against a count
  * of the ops a forward pass records. */
 double  model_flops_per_seq(const Model *m, int T);

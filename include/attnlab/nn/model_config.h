@@ -12,8 +12,7 @@
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 /* A new model type: a value here (before MODEL_TYPE_COUNT), its name in the config
  * schema (config/schema.c), its ModelArch row in nn/model.c. */
-typedef enum { MODEL_TRANSFORMER, MODEL_LSTM,
-               MODEL_DSS,
+typedef enum { MODEL_TRANSFORMER, MODEL_LSTM, MODEL_DSS, MODEL_RETNET,
                MODEL_TYPE_COUNT } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
 typedef AdFeature CfgFeature;   /* linear attention's φ: FEATURE_ELU1 | FEATURE_IDENTITY | FEATURE_RELU (autodiff/ops.h) */
@@ -40,6 +39,10 @@ typedef struct CfgDss {
     int d_state;             /* N, modes per channel (paper: 64) */
     float dt_min, dt_max;    /* the range of the initial step Δ */
 } CfgDss;
+/* RetNet (Sun et al. 2023, "Retentive Network"): src/nn/retnet.c. */
+typedef struct CfgRetnet {
+    int value_factor;        /* value and gate width = value_factor · d_model (the paper: 2) */
+} CfgRetnet;
 
 typedef struct CfgModel {
     CfgModelType type;       /* "transformer" | "lstm" (paper 003's recurrent baseline) */
@@ -54,6 +57,7 @@ typedef struct CfgModel {
     float init_std;          /* std of the "normal" init of embeddings and weight matrices */
     CfgAttention attention;
     CfgDss dss;              /* model.type "dss" */
+    CfgRetnet retnet;
 } CfgModel;
 
 #endif
