@@ -50,17 +50,22 @@ import numpy as np  # noqa: E402  (after the thread setting above)
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from attnlab_torch import Transformer, load_model, loss_fn, read_safetensors  # noqa: E402
+from attnlab_torch import MODELS, load_model, loss_fn, read_safetensors  # noqa: E402
 
 PARITY_TOL = 1e-4           # max |c − t| / max(max |t|, 1e-6) per tensor
 ZERO_REF = 1e-12            # a float64 reference below this is zero in exact arithmetic
 
 
 def flops_per_seq(mc, n_classes, T):
-    """Forward matmul FLOPs of one sequence: model_flops_per_seq() in transformer.c."""
+    """Forward matmul FLOPs of one sequence: model_flops_per_seq() (include/attnlab/nn/model.h)
+    for a softmax transformer or a RetNet."""
     d = mc["d_model"]
     hidden = mc["mlp_ratio"] * d
-    per_layer = 2.0 * T * d * d * 4 + 2.0 * T * T * d * 2 + 2.0 * T * d * hidden * 2
+    if mc.get("type") == "retnet":
+        dv = mc["retnet"]["value_factor"] * d
+        per_layer = 4.0 * T * d * d + 6.0 * T * d * dv + 4.0 * T * d * hidden + 2.0 * T * T * (d + dv)
+    else:
+        per_layer = 2.0 * T * d * d * 4 + 2.0 * T * T * d * 2 + 2.0 * T * d * hidden * 2
     return per_layer * mc["n_layers"] + 2.0 * T * d * n_classes
 
 
@@ -121,10 +126,17 @@ def bench_model_config(n_layers, n_heads, d, score, causal, positional):
             "attention": {"type": "softmax", "score": score, "beta": 0.1, "causal": causal}}
 
 
+def bench_retnet_config(n_layers, n_heads, d):
+    mc = bench_model_config(n_layers, n_heads, d, "dot", True, "none")
+    mc.update({"type": "retnet", "retnet": {"value_factor": 1}})
+    return mc
+
+
 # name, model config, vocab, classes, T, batch, steps per round — as in src/bench/bench.c
 BENCH_MODELS = [
     ("match2", bench_model_config(1, 1, 64, "unit_norm", False, "none"), 37, 2, 32, 32, 100),
     ("causal", bench_model_config(2, 4, 128, "dot", True, "learned"), 16, 16, 100, 32, 10),
+    ("retnet", bench_retnet_config(2, 4, 256), 16, 16, 100, 32, 5),
 ]
 WARMUP_STEPS = 3
 
@@ -134,7 +146,7 @@ class BenchCase:
 
     def __init__(self, name, mc, vocab, n_classes, T, batch, steps):
         self.name, self.steps = name, steps
-        self.model = Transformer(mc, vocab, n_classes, T)
+        self.model = MODELS[mc.get("type", "transformer")](mc, vocab, n_classes, T)
         self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8)
         g = torch.Generator().manual_seed(7)
         self.tokens = torch.randint(vocab, (batch, T), generator=g)

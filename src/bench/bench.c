@@ -1,10 +1,12 @@
 /* bench.c — see bench.h.
  *
- * Models (the same two bench/torch_reference.py builds):
+ * Models (SPECS below; bench/torch_reference.py builds the same):
  *   match2   1 layer, 1 head, d 64, MLP 4d, unit-norm scores β 0.1, bidirectional,
  *            no positions, vocab 37, 2 classes, N 32, batch 32
  *   causal   2 layers, 4 heads, d 128, MLP 4d, dot scores, causal, learned positions,
  *            vocab 16, 16 classes, N 100, batch 32
+ *   retnet   RetNet (model.type retnet), 2 layers, 4 heads, d 256, MLP 4d, value
+ *            factor 1, vocab 16, 16 classes, N 100, batch 32
  * Each is timed in three settings (a step = train/step.h's step_gradients_pool and
  * an Adam step, as the trainer does it):
  *   threads=1      one shard, one BLAS thread            (train.threads 1)
@@ -37,33 +39,55 @@ typedef struct BenchModel {
     Batch batch;              /* over tokens and targets */
 } BenchModel;
 
-static void setup_model(BenchModel *b, const char *name, int layers, int heads, int d, CfgScore score,
-                        int causal, CfgPositional pos, int vocab, int n_classes, int T) {
-    b->name = name;
+/* One bench model: the model section's changes from cfg_defaults, the task's shape. */
+typedef struct BenchSpec {
+    const char *name;
+    CfgModelType type;
+    int layers, heads, d;
+    CfgScore score;
+    int causal;
+    CfgPositional pos;
+    int vocab, n_classes, T;
+    int steps;                /* per round and setting */
+} BenchSpec;
+
+/* bench/torch_reference.py's BENCH_MODELS builds the same models. */
+static const BenchSpec SPECS[] = {
+    { "match2", MODEL_TRANSFORMER, 1, 1, 64, SCORE_UNIT_NORM, 0, POS_NONE, 37, 2, 32, 100 },
+    { "causal", MODEL_TRANSFORMER, 2, 4, 128, SCORE_DOT, 1, POS_LEARNED, 16, 16, 100, 10 },
+    /* paper 003's recurrent baselines: width 256 (index lookup, "up to 6 layers and
+     * widths or hidden state size of 256"), 2 layers, N 100 */
+    { "retnet", MODEL_RETNET, 2, 4, 256, SCORE_DOT, 1, POS_NONE, 16, 16, 100, 5 },
+};
+enum { N_MODELS = sizeof SPECS / sizeof *SPECS };
+
+static void setup_model(BenchModel *b, const BenchSpec *s) {
+    b->name = s->name;
     cfg_defaults(&b->cfg);
     CfgModel *m = &b->cfg.model;
-    m->n_layers = layers;
-    m->n_heads = heads;
-    m->d_model = d;
-    m->attention.score = score;
+    m->type = s->type;
+    m->n_layers = s->layers;
+    m->n_heads = s->heads;
+    m->d_model = s->d;
+    m->attention.score = s->score;
     m->attention.beta = 0.1f;
-    m->attention.causal = causal;
-    m->positional = pos;
+    m->attention.causal = s->causal;
+    m->positional = s->pos;
     b->cfg.train.batch_size = 32;
     b->cfg.train.lr = 1e-3f;
-    b->vocab = vocab;
-    b->n_classes = n_classes;
-    b->T = T;
-    b->model = model_create(m, vocab, n_classes, T, 1);
-    int n = b->cfg.train.batch_size * T;
+    b->vocab = s->vocab;
+    b->n_classes = s->n_classes;
+    b->T = s->T;
+    b->model = model_create(m, s->vocab, s->n_classes, s->T, 1);
+    int n = b->cfg.train.batch_size * s->T;
     b->tokens = malloc((size_t)n * sizeof(int));
     b->targets = malloc((size_t)n * sizeof(int));
     Rng r = rng_stream(7, 1);
     for (int i = 0; i < n; i++) {
-        b->tokens[i] = (int)rng_below(&r, (uint32_t)vocab);
-        b->targets[i] = (int)rng_below(&r, (uint32_t)n_classes);
+        b->tokens[i] = (int)rng_below(&r, (uint32_t)s->vocab);
+        b->targets[i] = (int)rng_below(&r, (uint32_t)s->n_classes);
     }
-    b->batch = (Batch){ b->cfg.train.batch_size, T, b->tokens, b->targets, 0 };
+    b->batch = (Batch){ b->cfg.train.batch_size, s->T, b->tokens, b->targets, 0 };
 }
 
 static void one_step(BenchModel *b, StepPool *p, long step) {
@@ -133,23 +157,22 @@ static int cmp_double(const void *a, const void *b) {
 
 int bench_main(int argc, char **argv, AlError *err) {
     if (argc > 1 && !strcmp(argv[1], "attention")) return bench_attention_main(argc - 1, argv + 1, err);
-    int rounds = 5, steps_a = 100, steps_b = 10;
+    int rounds = 5;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
         else return al_fail(err, 2, "bench: unknown argument '%s' (usage: ./train bench [--rounds N], "
                                     "./train bench attention [--max-n N] [--out DIR])", argv[i]);
     }
     if (rounds < 1 || rounds > MAX_ROUNDS) return al_fail(err, 2, "bench: --rounds must be 1..%d", MAX_ROUNDS);
-    BenchModel models[2];
-    setup_model(&models[0], "match2", 1, 1, 64, SCORE_UNIT_NORM, 0, POS_NONE, 37, 2, 32);
-    setup_model(&models[1], "causal", 2, 4, 128, SCORE_DOT, 1, POS_LEARNED, 16, 16, 100);
-    const int steps[2] = { steps_a, steps_b };
+    BenchModel models[N_MODELS];
+    for (int k = 0; k < N_MODELS; k++) setup_model(&models[k], &SPECS[k]);
     /* The settings: label, shards, BLAS threads, and which sgemm is "the same threads". */
     enum { N_SET = 3 };
     static const struct { const char *label; int shards, blas; } SET[N_SET] = {
         { "1", 1, 1 }, { "2", 2, 1 }, { "blas2", 1, 2 } };
-    double ms[2][N_SET][MAX_ROUNDS], outside[2][N_SET][MAX_ROUNDS], arena_mb[2][N_SET], gemm[2][MAX_ROUNDS];
-    printf("attnlab bench: %d rounds; each round times sgemm 1024^3 with 1 and 2 BLAS threads, then both models "
+    double ms[N_MODELS][N_SET][MAX_ROUNDS], outside[N_MODELS][N_SET][MAX_ROUNDS], arena_mb[N_MODELS][N_SET];
+    double gemm[2][MAX_ROUNDS];
+    printf("attnlab bench: %d rounds; each round times sgemm 1024^3 with 1 and 2 BLAS threads, then every model "
            "with 1 thread, 2 data-parallel threads, and 1 shard on 2 BLAS threads\n", rounds);
     for (int r = 0; r < rounds; r++) {
         for (int th = 0; th < 2; th++) {
@@ -157,8 +180,8 @@ int bench_main(int argc, char **argv, AlError *err) {
             gemm[th][r] = sgemm_gflops(1024, 4);
         }
         for (int set = 0; set < N_SET; set++)
-            for (int k = 0; k < 2; k++) {
-                Timing tm = time_steps(&models[k], SET[set].shards, SET[set].blas, steps[k]);
+            for (int k = 0; k < N_MODELS; k++) {
+                Timing tm = time_steps(&models[k], SET[set].shards, SET[set].blas, SPECS[k].steps);
                 ms[k][set][r] = tm.ms;
                 outside[k][set][r] = tm.outside_gemm;
                 arena_mb[k][set] = tm.arena_mb;   /* the same every round */
@@ -173,7 +196,7 @@ int bench_main(int argc, char **argv, AlError *err) {
     printf("%-8s %-8s %10s %10s %22s %10s %14s %10s\n", "model", "threads", "ms/step", "GFLOP/s",
            "% of 1-thread sgemm", "speedup", "outside GEMM", "arena MB");
     for (int th = 0; th < 2; th++) printf("RESULT sgemm1024 threads=%d gflops=%.2f\n", th + 1, gemm[th][rounds / 2]);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < N_MODELS; k++)
         for (int set = 0; set < N_SET; set++) {
             qsort(ms[k][set], (size_t)rounds, sizeof(double), cmp_double);
             qsort(outside[k][set], (size_t)rounds, sizeof(double), cmp_double);
@@ -181,7 +204,7 @@ int bench_main(int argc, char **argv, AlError *err) {
     for (int set = 0; set < N_SET; set++) {
         /* The sgemm of as many threads as cores in use. */
         double same = gemm[SET[set].shards * SET[set].blas - 1][rounds / 2];
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < N_MODELS; k++) {
             BenchModel *b = &models[k];
             double m = ms[k][set][rounds / 2];
             /* Training step ≈ 3× the forward matmul FLOPs (forward + two backward GEMMs). */
@@ -195,7 +218,7 @@ int bench_main(int argc, char **argv, AlError *err) {
                    out, arena_mb[k][set]);
         }
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < N_MODELS; k++) {
         model_free(models[k].model);
         free(models[k].tokens);
         free(models[k].targets);
