@@ -15,6 +15,7 @@ static const GroupFn GROUPS[] = {
     grad_cases_norm,   grad_cases_softmax,   grad_cases_attention,
     grad_cases_efficient, grad_cases_lstm, grad_cases_anna,
     grad_cases_mlp,
+    grad_cases_mamba,
 };
 #define N_GROUPS (int)(sizeof GROUPS / sizeof GROUPS[0])
 
