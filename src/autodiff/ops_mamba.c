@@ -237,6 +237,33 @@ static void scan_softplus(float *dt, const float *delta, long n) {
     for (long i = 0; i < n; i++) dt[i] = softplus(delta[i]);
 }
 
+/* The state n's part of one backward step, over the E channels (see above): from
+ * the carried dh (in: ∂L/∂h_t from later steps; out: ∂L/∂h_{t−1}) and g∘C[n],
+ * accumulates dΔ (ddt), dAᵀ[n] (dat) and Σ_n dh·B (dbu), and leaves ∂L/∂h_t in dhn.
+ * Every pointer restrict, so the loop vectorises without alias checks. */
+static void scan_back_state(float *restrict dh, float *restrict dat, float *restrict ddt, float *restrict dbu,
+                            float *restrict dhn, const float *restrict g, const float *restrict dt,
+                            const float *restrict an, const float *restrict hp, float bn, float cn, int E) {
+    if (!hp) {   /* t = 0: h_{−1} = 0, nothing flows into Δ·A or further back */
+        for (int e = 0; e < E; e++) {
+            float dhv = FM_FMA(g[e], cn, dh[e]);
+            dbu[e] = FM_FMA(dhv, bn, dbu[e]);
+            dhn[e] = dhv;
+        }
+        return;
+    }
+    for (int e = 0; e < E; e++) {
+        float dhv = FM_FMA(g[e], cn, dh[e]);
+        float a = fm_exp(dt[e] * an[e]);
+        float da = dhv * hp[e] * a;
+        ddt[e] = FM_FMA(da, an[e], ddt[e]);
+        dat[e] = FM_FMA(da, dt[e], dat[e]);
+        dbu[e] = FM_FMA(dhv, bn, dbu[e]);
+        dhn[e] = dhv;
+        dh[e] = dhv * a;
+    }
+}
+
 /* Backward of one batch row b, t = T−1 … 0 (see above). */
 static void scan_backward_row(TapeEntry *en, const ScanSaved *s, ScanDims d, int b, const int *acc) {
     Tensor *u = en->in[0], *delta = en->in[1], *Bm = en->in[3], *Cm = en->in[4], *D = en->in[5], *z = s->z;
@@ -270,25 +297,7 @@ static void scan_backward_row(TapeEntry *en, const ScanSaved *s, ScanDims d, int
             float *restrict dh = s->dh + (size_t)n * E, *restrict dat = s->dat + (size_t)n * E;
             const float *restrict an = s->at + (size_t)n * E, *restrict hn = h + (size_t)n * E;
             const float bn = Bv[n], cn = Cv[n];
-            if (hp) {
-                const float *restrict hpn = hp + (size_t)n * E;
-                for (int e = 0; e < E; e++) {
-                    float dhv = FM_FMA(g[e], cn, dh[e]);
-                    float a = fm_exp(dt[e] * an[e]);
-                    float da = dhv * hpn[e] * a;
-                    ddt[e] = FM_FMA(da, an[e], ddt[e]);
-                    dat[e] = FM_FMA(da, dt[e], dat[e]);
-                    dbu[e] = FM_FMA(dhv, bn, dbu[e]);
-                    dhn[e] = dhv;
-                    dh[e] = dhv * a;
-                }
-            } else {
-                for (int e = 0; e < E; e++) {
-                    float dhv = FM_FMA(g[e], cn, dh[e]);
-                    dbu[e] = FM_FMA(dhv, bn, dbu[e]);
-                    dhn[e] = dhv;
-                }
-            }
+            scan_back_state(dh, dat, ddt, dbu, dhn, g, dt, an, hp ? hp + (size_t)n * E : NULL, bn, cn, E);
             if (Cm->grad) {
                 float v = fm_dot(g, hn, E), *dst = Cm->grad + r * N + n;
                 *dst = acc[4] ? *dst + v : v;

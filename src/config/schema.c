@@ -42,7 +42,9 @@ const char *const cfg_score_names[] = {
 static const char *const cfg_act_names[] = {
     [ACT_GELU_TANH] = "gelu_tanh", [ACT_GELU_ERF] = "gelu_erf", NULL };
 const char *const cfg_model_names[] = {
-    [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm", NULL };
+    [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm",
+    [MODEL_MAMBA] = "mamba",
+    NULL };
 static const char *const cfg_feature_names[] = {
     [FEATURE_ELU1] = "elu1", [FEATURE_IDENTITY] = "identity", [FEATURE_RELU] = "relu", NULL };
 const char *const cfg_family_names[] = {
@@ -145,7 +147,8 @@ const CfgKey cfg_keys[] = {
 
     { "model", CFG_OBJECT, .doc = "the network" },
     { "model.type", CFG_ENUM, AT(model.type), .names = cfg_model_names, .def = MODEL_TRANSFORMER,
-      .doc = "transformer, or lstm (embedding, n_layers LSTM layers of width d_model, head)" },
+      .doc = "transformer, or lstm (embedding, n_layers LSTM layers of width d_model, head)"
+             "; mamba (embedding, n_layers pre-RMSNorm Mamba blocks, RMSNorm, head; model.mamba.*)" },
     { "model.d_model", CFG_INT, AT(model.d_model), IN(1, 65536), .def = 64,
       .doc = "width of the residual stream" },
     { "model.n_layers", CFG_INT, AT(model.n_layers), IN(1, 1024), .def = 1,
@@ -197,6 +200,17 @@ const CfgKey cfg_keys[] = {
       ATTN_ONLY(1u << ATTN_SPARSE), .doc = "k: each query sees the k*B previous tokens" },
     { "model.attention.summary", CFG_INT, AT(model.attention.summary), IN(0, 65536), .def = 1,
       ATTN_ONLY(1u << ATTN_SPARSE), .doc = "c: and the last c positions of every earlier block" },
+
+#define MAMBA_ONLY ONLY_WHEN("model.type", 1u << MODEL_MAMBA)
+    { "model.mamba", CFG_OBJECT, .doc = "the Mamba block (Gu & Dao 2023, selective SSM; model.type mamba)" },
+    { "model.mamba.d_state", CFG_INT, AT(model.mamba.d_state), IN(1, 256), .def = 16, MAMBA_ONLY,
+      .doc = "N, SSM state size per inner channel" },
+    { "model.mamba.expand", CFG_INT, AT(model.mamba.expand), IN(1, 16), .def = 2, MAMBA_ONLY,
+      .doc = "inner channels = expand * d_model" },
+    { "model.mamba.d_conv", CFG_INT, AT(model.mamba.d_conv), IN(1, 64), .def = 4, MAMBA_ONLY,
+      .doc = "kernel of the causal depthwise convolution before the SSM" },
+    { "model.mamba.dt_rank", CFG_INT, AT(model.mamba.dt_rank), IN(0, 65536), .def = 0, MAMBA_ONLY,
+      .doc = "rank of the projection giving the step size Delta; 0 = ceil(d_model / 16)" },
 
     { "train", CFG_OBJECT, .doc = "the optimizer and its schedule" },
     { "train.optimizer", CFG_STRING, AT(train.optimizer), .names = cfg_optim_names,

@@ -154,6 +154,8 @@ static const ModelArch ARCHS[] = {
                             NULL, NULL },
     [MODEL_LSTM]        = { "lstm", lstm_declare, lstm_init, lstm_forward, lstm_flops_per_seq, lstm_param_count,
                             lstm_activation_floats, lstm_state_floats, lstm_step },
+    [MODEL_MAMBA]       = { "mamba", mamba_declare, mamba_init, mamba_forward, mamba_flops_per_seq,
+                            mamba_param_count, mamba_activation_floats, mamba_state_floats, mamba_step },
 };
 _Static_assert(sizeof ARCHS / sizeof *ARCHS == MODEL_TYPE_COUNT, "one ModelArch row per CfgModelType");
 
@@ -198,6 +200,7 @@ void model_free(Model *m) {
     params_free(&m->params);
     free(m->blocks);
     free(m->lstm);
+    free(m->mamba);
     free(m->sinusoid.data);
     free(m);
 }

@@ -3,7 +3,7 @@
  * the FLOPs of every product it recorded on the tape, read off the tensors'
  * shapes.  Sparse attention's visible pairs are counted by brute force from the
  * definition in ops.h (j <= i and (i - j < k·B or j mod B >= B - c)), not by the
- * op's own list builder.  Every attention kind, causal and not, and the LSTM. */
+ * op's own list builder.  Every attention kind, causal and not, the LSTM and Mamba. */
 #include "check.h"
 #include "attnlab/config/config.h"
 #include "attnlab/nn/model.h"
@@ -49,6 +49,10 @@ static double entry_flops(const TapeEntry *e, const Model *m) {
         double T = a->shape[1];
         return 2.0 * T * b->shape[0] * b->shape[1] + 2.0 * T * v->shape[0] * v->shape[1];
     }
+    case OP_CAUSAL_CONV1D:   /* x (B,T,E), w (E,1,K): one multiply-add per tap */
+        return 2.0 * (double)a->n * b->shape[2];
+    case OP_SELECTIVE_SCAN:  /* u (B,T,E), A_log (E,N): state update (2) and C·h (1) per state */
+        return 6.0 * (double)a->n * v->shape[1];
     default:
         return 0;
     }
@@ -106,6 +110,12 @@ int main(void) {
     CfgModel lstm = base_model();
     lstm.type = MODEL_LSTM;
     check_model("lstm", &lstm, 9);
+    CfgModel mamba = base_model();
+    mamba.type = MODEL_MAMBA;
+    mamba.mamba.d_state = 5;
+    check_model("mamba", &mamba, 9);
+    mamba.mamba.dt_rank = 3, mamba.mamba.expand = 3, mamba.mamba.d_conv = 2;
+    check_model("mamba, dt_rank 3, expand 3, d_conv 2", &mamba, 9);
 
     /* The closed forms themselves, for one small model by hand: d 12, h 24, T 9, C 5,
      * 2 layers: per layer 8·9·144 + 4·9·12·24 + 4·81·12 = 10368 + 10368 + 3888. */

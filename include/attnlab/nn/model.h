@@ -15,6 +15,18 @@
  * LSTM (src/nn/lstm.c):  x = embed(tokens); L LSTM layers of width d (dropout
  * between them); logits = head(x).
  *
+ * Mamba (src/nn/mamba.c; Gu & Dao 2023, "Mamba: Linear-Time Sequence Modeling with
+ * Selective State Spaces", §3.4 Figure 3 and Algorithm 2), E = expand·d, N = d_state,
+ * R = dt_rank:  x = embed(tokens); L blocks  x += out_proj(y(RMSNorm(x)));
+ * logits = head(RMSNorm_f(x)), where for a block's input h:
+ *   [x, z] = in_proj(h)                          d → 2E, no bias
+ *   x = SiLU(causal depthwise conv_K(x) + b)     over time, kernel d_conv
+ *   [δ_low, B, C] = x_proj(x)                    E → R + 2N, no bias
+ *   Δ = softplus(dt_proj(δ_low))                 R → E with bias
+ *   y = SSM_{A, D}(x; Δ, B, C) ∘ SiLU(z)         h_t = exp(Δ_t A)h_{t−1} + Δ_t B_t x_t,
+ *                                                y_t = C_t·h_t + D∘x_t, A = −exp(A_log)
+ *   out_proj                                     E → d, no bias
+ *
  * Parameter names follow PyTorch conventions so a checkpoint loads into an
  * equivalent torch module (bench/torch_reference.py). */
 #ifndef ATTNLAB_NN_MODEL_H
@@ -35,6 +47,19 @@ typedef struct Block {
 } Block;
 
 typedef struct LstmLayer { Tensor *w_ih, *w_hh, *b; } LstmLayer;   /* (4d, d), (4d, d), (4d) */
+
+/* One Mamba block, the reference's names (layers.L.norm, layers.L.mixer.*).  E =
+ * expand·d, N = d_state, R = dt_rank, K = d_conv. */
+typedef struct MambaLayer {
+    Tensor *norm;                   /* (d) RMSNorm gain */
+    Tensor *in_proj;                /* (2E, d) */
+    Tensor *conv_w, *conv_b;        /* (E, 1, K), (E) */
+    Tensor *x_proj;                 /* (R + 2N, E) */
+    Tensor *dt_w, *dt_b;            /* dt_proj: (E, R), (E) */
+    Tensor *A_log;                  /* (E, N) */
+    Tensor *D;                      /* (E) */
+    Tensor *out_proj;               /* (d, E) */
+} MambaLayer;
 
 struct Lsh;   /* attnlab/anna/lsh.h */
 
@@ -78,6 +103,7 @@ typedef struct Model {
     Norm    ln_emb;           /* only with embed_layernorm */
     Block  *blocks;           /* transformer: n_layers */
     LstmLayer *lstm;          /* lstm: n_layers */
+    MambaLayer *mamba;        /* mamba: n_layers blocks, then norm_f (its gain in .norm, the rest NULL) */
     Norm    ln_f;             /* transformer only */
     Linear  head;             /* (n_classes, d) */
     Tensor  sinusoid;         /* storage for the fixed sinusoidal table */

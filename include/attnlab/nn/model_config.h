@@ -12,7 +12,9 @@
 typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 /* A new model type: a value here (before MODEL_TYPE_COUNT), its name in the config
  * schema (config/schema.c), its ModelArch row in nn/model.c. */
-typedef enum { MODEL_TRANSFORMER, MODEL_LSTM, MODEL_TYPE_COUNT } CfgModelType;
+typedef enum { MODEL_TRANSFORMER, MODEL_LSTM,
+               MODEL_MAMBA,
+               MODEL_TYPE_COUNT } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
 typedef AdFeature CfgFeature;   /* linear attention's φ: FEATURE_ELU1 | FEATURE_IDENTITY | FEATURE_RELU (autodiff/ops.h) */
 typedef enum { SCORE_DOT, SCORE_UNIT_NORM } CfgScore;       /* QKᵀ/√d_head  |  β·Q̂K̂ᵀ */
@@ -31,6 +33,15 @@ typedef struct CfgAttention {
     int summary;             /* sparse: c, the last c positions of every block are global */
 } CfgAttention;
 
+/* model.mamba.* (src/nn/mamba.c; Gu & Dao 2023, "Mamba: Linear-Time Sequence
+ * Modeling with Selective State Spaces"). */
+typedef struct CfgMamba {
+    int d_state;             /* N, the SSM state per channel (reference default 16) */
+    int expand;              /* E = expand·d_model inner channels (2) */
+    int d_conv;              /* kernel of the causal depthwise conv (4) */
+    int dt_rank;             /* rank of Δ's projection; 0 = ceil(d_model/16) */
+} CfgMamba;
+
 typedef struct CfgModel {
     CfgModelType type;       /* "transformer" | "lstm" (paper 003's recurrent baseline) */
     int d_model, n_layers, n_heads;
@@ -43,6 +54,7 @@ typedef struct CfgModel {
     CfgInit init;            /* "torch": PyTorch's default init; "normal": N(0, init_std) */
     float init_std;          /* std of the "normal" init of embeddings and weight matrices */
     CfgAttention attention;
+    CfgMamba mamba;          /* model.type "mamba" only */
 } CfgModel;
 
 #endif
