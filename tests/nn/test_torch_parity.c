@@ -1,6 +1,6 @@
 /* test_torch_parity.c — the C model against PyTorch (bench/torch_reference.py).
  *
- * For each model config below (softmax, linear and sparse attention, as
+ * For each model config below (softmax, linear and sparse attention, and Mamba, as
  * python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
  * gains and biases jittered so they matter), save it through checkpoint_save()
  * — the real model.safetensors path — run forward, cross-entropy (some targets −1)
@@ -32,6 +32,7 @@
 #define VOCAB 11
 #define CLASSES 5
 #define PERTURBED "blocks.0.attn.q.weight"
+#define PERTURBED_MAMBA "layers.0.mixer.x_proj.weight"
 
 typedef struct Case {
     const char *name;
@@ -58,7 +59,12 @@ static const Case CASES[] = {
       2, 2, SCORE_UNIT_NORM, 2.0f, 1, POS_SINUSOIDAL, ACT_GELU_TANH, 0, ATTN_SPARSE },
 };
 
-static void make_config(Config *cfg, const Case *c) {
+/* Mamba (model.type "mamba"), against the torch module's naive per-step scan: the
+ * attention fields are unused. */
+static const Case MAMBA_CASE = { "mamba, 2 layers, d_state 4, dt_rank 3, expand 2, d_conv 4 (naive torch scan)",
+                                 2, 1, SCORE_DOT, 1.0f, 1, POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX };
+
+static void make_config(Config *cfg, const Case *c, CfgModelType type) {
     cfg_defaults(cfg);
     cfg->task.seq_len = SEQ;
     CfgModel *m = &cfg->model;
@@ -76,6 +82,27 @@ static void make_config(Config *cfg, const Case *c) {
     m->attention.causal = c->causal;
     m->attention.type = c->type;
     if (c->type == ATTN_SPARSE) m->attention.block = 2;   /* SEQ 12: local window and block summaries */
+    m->type = type;
+    if (type == MODEL_MAMBA) {
+        m->n_heads = 1;
+        m->mamba.d_state = 4;
+        m->mamba.dt_rank = 3;
+    }
+}
+
+/* Mamba: norm gains off 1, and the Δ bias from U(−1, 1) (Δ ≈ 0.3..1.3 instead of the
+ * init's 0.001..0.1) so states carry over several steps and every path matters; A_log
+ * and D jittered off their structured init. */
+static void jitter_mamba(Model *m, Rng *r) {
+    if (!m->mamba) return;
+    for (int l = 0; l <= m->cfg.n_layers; l++) {
+        MambaLayer *b = &m->mamba[l];
+        for (long i = 0; i < b->norm->n; i++) b->norm->data[i] = (float)(1.0 + 0.2 * rng_normal(r));
+        if (l == m->cfg.n_layers) break;
+        for (long i = 0; i < b->dt_b->n; i++) b->dt_b->data[i] = (float)(2.0 * rng_uniform(r) - 1.0);
+        for (long i = 0; i < b->A_log->n; i++) b->A_log->data[i] += (float)(0.2 * rng_normal(r));
+        for (long i = 0; i < b->D->n; i++) b->D->data[i] += (float)(0.2 * rng_normal(r));
+    }
 }
 
 /* LayerNorm starts at gain 1, bias 0; move them off that so parity covers both. */
@@ -89,7 +116,8 @@ static void jitter_norm(Norm *n, Rng *r) {
 
 static void jitter_norms(Model *m, Rng *r) {
     jitter_norm(&m->ln_emb, r);
-    for (int l = 0; l < m->cfg.n_layers; l++) {
+    jitter_mamba(m, r);
+    for (int l = 0; m->blocks && l < m->cfg.n_layers; l++) {
         jitter_norm(&m->blocks[l].ln1, r);
         jitter_norm(&m->blocks[l].ln2, r);
     }
@@ -169,10 +197,10 @@ static void remove_run_dir(const char *dir) {
     rmdir(dir);
 }
 
-static void check_case(const char *root, const Case *c, uint64_t seed) {
+static void check_case(const char *root, const Case *c, CfgModelType type, uint64_t seed) {
     printf("--- %s\n", c->name);
     Config cfg;
-    make_config(&cfg, c);
+    make_config(&cfg, c, type);
     Model *m = model_create(&cfg.model, VOCAB, CLASSES, SEQ, seed);
     Rng r = rng_stream(seed, 0x706172 /* "par" */);
     jitter_norms(m, &r);
@@ -204,11 +232,14 @@ static void check_case(const char *root, const Case *c, uint64_t seed) {
         int rc = run_parity(root, dir, out, sizeof out);
         CHECK(rc == 0 && strstr(out, "parity ok"), "%s: torch parity failed (exit %d)", c->name, rc);
 
-        perturb_grad(m, PERTURBED);
+        const char *perturbed = type == MODEL_MAMBA ? PERTURBED_MAMBA : PERTURBED;
+        char want[128];
+        snprintf(want, sizeof want, "worst tensor grad.%s:", perturbed);
+        perturb_grad(m, perturbed);
         write_data(data, m, tokens, targets, logits, loss);
         rc = run_parity(root, dir, out, sizeof out);
-        CHECK(rc == 1 && strstr(out, "worst tensor grad." PERTURBED ":"),
-              "%s: a 1%% error in grad." PERTURBED " went unnoticed (exit %d)", c->name, rc);
+        CHECK(rc == 1 && strstr(out, want), "%s: a 1%% error in grad.%s went unnoticed (exit %d)", c->name,
+              perturbed, rc);
     }
     tape_free(&tape);
     arena_free(&arena);
@@ -238,6 +269,8 @@ int main(void) {
     char root[PATH_MAX];
     int found = find_root(root, sizeof root) == 0;
     CHECK(found, "cannot find " SCRIPT " at or above the working directory");
-    for (size_t i = 0; found && i < sizeof CASES / sizeof CASES[0]; i++) check_case(root, &CASES[i], 100 + i);
+    for (size_t i = 0; found && i < sizeof CASES / sizeof CASES[0]; i++)
+        check_case(root, &CASES[i], MODEL_TRANSFORMER, 100 + i);
+    if (found) check_case(root, &MAMBA_CASE, MODEL_MAMBA, 200);
     return check_exit("test_torch_parity");
 }
