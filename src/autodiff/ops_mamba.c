@@ -51,16 +51,18 @@ static void transpose_ek(const float *w, float *wt, int E, int K) {
         for (int k = 0; k < K; k++) wt[(size_t)k * E + e] = w[(size_t)e * K + k];
 }
 
-/* One output row: y = b + Σ_k wt[k]∘x_{t−K+1+k}, x_prev(k) the row for tap k or NULL
- * (before the sequence).  Shared by the op and the decoding step. */
-static void conv_row(float *restrict y, const float *restrict bias, const float *restrict wt,
+/* acc += a∘b over E channels. */
+static void conv_tap(float *restrict acc, const float *restrict a, const float *restrict b, int E) {
+    for (int c = 0; c < E; c++) acc[c] = FM_FMA(a[c], b[c], acc[c]);
+}
+
+/* One output row: y = b + Σ_k wt[k]∘x_{t−K+1+k}, rows[k] the input row of tap k or
+ * NULL (before the sequence).  Shared by the op and the decoding step. */
+static void conv_row(float *y, const float *bias, const float *wt,
                      const float *const *rows, int E, int K) {
     memcpy(y, bias, (size_t)E * sizeof(float));
-    for (int k = 0; k < K; k++) {
-        const float *restrict xr = rows[k], *restrict wk = wt + (size_t)k * E;
-        if (!xr) continue;
-        for (int e = 0; e < E; e++) y[e] = FM_FMA(wk[e], xr[e], y[e]);
-    }
+    for (int k = 0; k < K; k++)
+        if (rows[k]) conv_tap(y, wt + (size_t)k * E, rows[k], E);
 }
 
 static void conv_backward(TapeEntry *e) {
@@ -69,35 +71,23 @@ static void conv_backward(TapeEntry *e) {
     const int E = d.E, K = d.K;
     float *wt = e->saved[0], *dwt = e->saved[1];
     const float *dy = e->out->grad;
-    if (x->grad) {
-        /* x_s feeds outputs s + K − 1 − k for taps k; a store first zeroes (first writer). */
-        int acc = tape_grad_acc(x);
-        if (!acc) memset(x->grad, 0, (size_t)x->n * sizeof(float));
-        for (int b = 0; b < d.B; b++)
-            for (int t = 0; t < d.T; t++) {
-                const float *g = dy + ((size_t)b * d.T + t) * E;
-                for (int k = 0; k < K; k++) {
-                    int s = t - (K - 1) + k;
-                    if (s < 0) continue;
-                    float *restrict dx = x->grad + ((size_t)b * d.T + s) * E;
-                    const float *restrict wk = wt + (size_t)k * E;
-                    for (int c = 0; c < E; c++) dx[c] = FM_FMA(wk[c], g[c], dx[c]);
-                }
+    /* Tap k joins input row s = t − K + 1 + k to output row t: dx_s += w_k∘dy_t and
+     * dw_k += dy_t∘x_s, both in one pass.  A first-writer dx is zeroed first. */
+    float *dx = x->grad;
+    if (dx && !tape_grad_acc(x)) memset(dx, 0, (size_t)x->n * sizeof(float));
+    if (w->grad) memset(dwt, 0, (size_t)K * E * sizeof(float));
+    for (int b = 0; b < d.B; b++)
+        for (int t = 0; t < d.T; t++) {
+            const float *restrict g = dy + ((size_t)b * d.T + t) * E;
+            for (int k = 0; k < K; k++) {
+                int s = t - (K - 1) + k;
+                if (s < 0) continue;
+                const size_t row = ((size_t)b * d.T + s) * E;
+                if (dx) conv_tap(dx + row, wt + (size_t)k * E, g, E);
+                if (w->grad) conv_tap(dwt + (size_t)k * E, g, x->data + row, E);
             }
-    }
+        }
     if (w->grad) {
-        memset(dwt, 0, (size_t)K * E * sizeof(float));
-        for (int b = 0; b < d.B; b++)
-            for (int t = 0; t < d.T; t++) {
-                const float *g = dy + ((size_t)b * d.T + t) * E;
-                for (int k = 0; k < K; k++) {
-                    int s = t - (K - 1) + k;
-                    if (s < 0) continue;
-                    const float *restrict xs = x->data + ((size_t)b * d.T + s) * E;
-                    float *restrict dw = dwt + (size_t)k * E;
-                    for (int c = 0; c < E; c++) dw[c] = FM_FMA(g[c], xs[c], dw[c]);
-                }
-            }
         int acc = tape_grad_acc(w);
         for (int c = 0; c < E; c++)
             for (int k = 0; k < K; k++) {
@@ -190,8 +180,24 @@ typedef struct ScanSaved {
     float *dD;          /* (E) */
 } ScanSaved;
 
-/* softplus(x) = max(x, 0) + log1p(e^−|x|): no overflow, full precision in both tails. */
-static inline float softplus(float x) { return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x))); }
+/* softplus(x) = max(x, 0) + log1p(e), e = e^−|x| ∈ (0, 1]: no overflow, full
+ * precision in both tails.  log1p(e) = 2·atanh(s) with s = e/(2 + e) ∈ (0, 1/3], by
+ * its odd series 2·(s + s³/3 + … + s¹⁵/15): the first term left out, s¹⁷/17, is
+ * below 1e-8 of the sum; measured against double over [−86, 100]: ≤ 2.5e-7 relative
+ * (4 ulp); below −86.64 fm_exp flushes e to 0, so softplus = 0 (the true value is
+ * < 2e-38).  Branch-free and without libm, so the loop over a row vectorises (a
+ * log1pf call per element cost about as much as the scan's forward). */
+static inline float softplus(float x) {
+    float e = fm_exp(-fabsf(x)), s = e / (2.0f + e), p = s * s;
+    float q = FM_FMA(p, 1.0f / 15, 1.0f / 13);
+    q = FM_FMA(p, q, 1.0f / 11);
+    q = FM_FMA(p, q, 1.0f / 9);
+    q = FM_FMA(p, q, 1.0f / 7);
+    q = FM_FMA(p, q, 1.0f / 5);
+    q = FM_FMA(p, q, 1.0f / 3);
+    q = FM_FMA(p, q, 1.0f);
+    return fm_select(x > 0.0f, x, 0.0f) + 2.0f * s * q;
+}
 
 static void scan_at(const float *A_log, float *at, int E, int N) {
     for (int e = 0; e < E; e++)

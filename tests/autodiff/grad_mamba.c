@@ -10,10 +10,13 @@
  *             so the central difference is exact up to rounding: eps 1e-2, atol 1e-4,
  *             rtol 1e-3 as matmul (grad_linalg.c).
  *   selective_scan   curved in every input (exp(Δ·A), softplus, SiLU gate) and over
- *             T steps strongly so (Δ of step t scales every later state): the
- *             LSTM's reasoning (grad_lstm.c) applies — truncation |L‴|·eps²/6 falls
- *             with eps until the rounding of the B·T·E outputs, each ~1e-7, divided
- *             by 2·eps takes over.  eps 2⁻⁸, atol 1e-4, rtol 1e-3 as the LSTM.  Inputs
+ *             T steps (Δ of step t scales every later state), so the central
+ *             difference has a truncation error |L‴|·eps²/6; against it stands the
+ *             rounding of the B·T·E outputs (~1e-7 each, the N-term sums of C·h
+ *             the most) divided by 2·eps.  Measured worst element error over the
+ *             cases below: 2.3e-5 at eps 2⁻⁷, 7.5e-5 at 2⁻⁸, 1.6e-4 at 2⁻⁹ — rounding
+ *             already dominates at 2⁻⁸, so eps 2⁻⁷; atol 1e-4 (4x the worst), rtol
+ *             1e-3 as the LSTM (grad_lstm.c).  Inputs
  *             are scaled so that no path saturates: δ in ±2 (Δ ∈ 0.13..2.1), A_log
  *             in [−1, 1) (A ∈ −2.7..−0.37: decays e^{ΔA} from 0.003 to 0.95, so
  *             information survives several steps and every h_{t−1} path carries
@@ -25,7 +28,7 @@
 
 static const GcTol RMS_TOL = { 0x1p-6f, 1e-4f, 1e-3f };
 static const GcTol LIN_TOL = { 1e-2f, 1e-4f, 1e-3f };
-static const GcTol SCAN_TOL = { 0x1p-8f, 1e-4f, 1e-3f };
+static const GcTol SCAN_TOL = { 0x1p-7f, 1e-4f, 1e-3f };
 
 /* ---- rmsnorm ------------------------------------------------------------------ */
 
