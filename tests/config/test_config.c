@@ -250,7 +250,7 @@ static void test_unknown_keys(void) {
     EXPECT_FAIL("{\"train\": {\"warmup\": 2}}", "unknown key 'train.warmup' (did you mean 'train.warmup_steps'?)");
     EXPECT_FAIL("{\"lr\": 0.1}", "unknown key 'lr' (did you mean 'train.lr'?)");   /* right name, wrong level */
     EXPECT_FAIL("{\"model\": {\"zzz\": 1}}",
-                "unknown key 'model.zzz' (valid keys under 'model': type, d_model, n_layers,", "attention)");
+                "unknown key 'model.zzz' (valid keys under 'model': type, d_model, n_layers,", "attention, mamba)");
     EXPECT_FAIL("{\"xyzzy\": 1}", "unknown key 'xyzzy' (valid top-level keys: name, seed, task, model, train, eval, distill)");
     EXPECT_FAIL("{\"model.d_model\": 8}",
                 SRC ": key 'model.d_model' must be nested in a file: {\"model\": {\"d_model\": ...}}");
