@@ -136,6 +136,10 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
  *     linear   4·T·d·Dh + 2·T·d    (per head Gᵀ·V or the running S, F·S, F·z)
  *     sparse   4·P·d               (P = Σ_i |visible keys of i|, ad_sparse_attention_pairs)
  *   lstm         L·16·T·d²  + 2·T·d·C   (input and recurrent projections of 4 gates)
+ *   mamba        L·(2·T·(2dE + E(R + 2N) + RE + Ed) + 2·T·E·K + 6·T·E·N) + 2·T·d·C
+ *                (in_proj, x_proj, dt_proj, out_proj; the conv; the scan's two
+ *                multiply-adds per state for h and one for C·h; E = expand·d,
+ *                N = d_state, R = dt_rank, K = d_conv)
  * The sweep's grids report it per cell; tests/nn/test_flops.c checks it against a count
  * of the ops a forward pass records. */
 double  model_flops_per_seq(const Model *m, int T);
@@ -171,7 +175,9 @@ double  model_param_count(const CfgModel *c, int vocab_size, int n_classes, int 
  *                the fused MLP, ad_mlp, keeps its hidden layer only as GELU(h) and
  *                GELU′(h)), A = 32d + 2h without dropout (the two residual adds
  *                happen inside the output projection's and fc2's GEMMs: two
- *                tensors fewer), 20d per LSTM layer; 10d the embeddings, 2d the
+ *                tensors fewer), 20d per LSTM layer, 4d + 19E + N·E + 4(R + 2N)
+ *                per Mamba layer (mamba_activation_floats: every scan state is kept);
+ *                10d the embeddings, 2d the
  *                final LayerNorm
  *   attention    a·f·L·S, S per layer: softmax 2·min(T, 32)·T (two row blocks of
  *                scores: the fused kernel recomputes P in its backward,
