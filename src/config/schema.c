@@ -202,7 +202,7 @@ const CfgKey cfg_keys[] = {
       ATTN_ONLY(1u << ATTN_SPARSE), .doc = "c: and the last c positions of every earlier block" },
 
 #define MAMBA_ONLY ONLY_WHEN("model.type", 1u << MODEL_MAMBA)
-    { "model.mamba", CFG_OBJECT, .doc = "the Mamba block (Gu & Dao 2023, selective SSM; model.type mamba)" },
+    { "model.mamba", CFG_OBJECT, MAMBA_ONLY, .doc = "the Mamba block (Gu & Dao 2023, selective SSM; model.type mamba)" },
     { "model.mamba.d_state", CFG_INT, AT(model.mamba.d_state), IN(1, 256), .def = 16, MAMBA_ONLY,
       .doc = "N, SSM state size per inner channel" },
     { "model.mamba.expand", CFG_INT, AT(model.mamba.expand), IN(1, 16), .def = 2, MAMBA_ONLY,
