@@ -395,7 +395,7 @@ static void test_consistency_errors(void) {
     EXPECT_FAIL("{\"model\": {\"type\": \"mamba\", \"n_heads\": 2}}",
                 SRC ": model.n_heads: not valid for model.type \"mamba\"");
     EXPECT_FAIL("{\"model\": {\"mamba\": {\"d_state\": 8}}}",
-                SRC ": model.mamba.d_state: not valid for model.type \"transformer\"");
+                SRC ": model.mamba: not valid for model.type \"transformer\" (only for \"mamba\")");
     Config mb = parse_ok("{\"model\": {\"type\": \"mamba\", \"d_model\": 60, \"mamba\": {\"d_state\": 8, "
                          "\"expand\": 3, \"d_conv\": 2, \"dt_rank\": 5}}}");
     CHECK(mb.model.type == MODEL_MAMBA && mb.model.mamba.d_state == 8 && mb.model.mamba.expand == 3 &&
