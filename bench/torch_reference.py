@@ -58,10 +58,14 @@ ZERO_REF = 1e-12            # a float64 reference below this is zero in exact ar
 
 def flops_per_seq(mc, n_classes, T):
     """Forward matmul FLOPs of one sequence: model_flops_per_seq() (include/attnlab/nn/model.h)
-    for a softmax transformer or a RetNet."""
+    for a softmax transformer, a RetNet or a Mamba."""
     d = mc["d_model"]
     hidden = mc["mlp_ratio"] * d
-    if mc.get("type") == "retnet":
+    if mc.get("type") == "mamba":       # model.h's mamba formula
+        E, N, K = mc["mamba"]["expand"] * d, mc["mamba"]["d_state"], mc["mamba"]["d_conv"]
+        R = mc["mamba"]["dt_rank"] or -(-d // 16)
+        per_layer = 2.0 * T * (2 * d * E + E * (R + 2 * N) + R * E + E * d) + 2.0 * T * E * K + 6.0 * T * E * N
+    elif mc.get("type") == "retnet":
         dv = mc["retnet"]["value_factor"] * d
         per_layer = 4.0 * T * d * d + 6.0 * T * d * dv + 4.0 * T * d * hidden + 2.0 * T * T * (d + dv)
     else:
@@ -132,11 +136,18 @@ def bench_retnet_config(n_layers, n_heads, d):
     return mc
 
 
+def bench_mamba_config(n_layers, d):
+    mc = bench_model_config(n_layers, 1, d, "dot", True, "none")
+    mc.update({"type": "mamba", "mamba": {"d_state": 16, "expand": 2, "d_conv": 4, "dt_rank": 0}})
+    return mc
+
+
 # name, model config, vocab, classes, T, batch, steps per round — as in src/bench/bench.c
 BENCH_MODELS = [
     ("match2", bench_model_config(1, 1, 64, "unit_norm", False, "none"), 37, 2, 32, 32, 100),
     ("causal", bench_model_config(2, 4, 128, "dot", True, "learned"), 16, 16, 100, 32, 10),
     ("retnet", bench_retnet_config(2, 4, 256), 16, 16, 100, 32, 5),
+    ("mamba", bench_mamba_config(2, 256), 16, 16, 100, 32, 5),
 ]
 WARMUP_STEPS = 3
 

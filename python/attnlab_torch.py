@@ -19,8 +19,9 @@ with H heads of width d/H and one of the three attention mechanisms:
 
 and a d → ratio·d → d GELU MLP (tanh or erf).  Its parameter names are those of
 attnlab's model.safetensors, so a checkpoint loads with load_state_dict(strict=True).
-DSS runs (model.type "dss") load as DSSModel and RetNet runs (model.type "retnet") as
-RetNet (below).  LSTM runs and ANNA-distilled attention are not modelled here.
+DSS runs (model.type "dss") load as DSSModel, RetNet runs (model.type "retnet") as
+RetNet and Mamba runs (model.type "mamba") as Mamba (below).  LSTM runs and
+ANNA-distilled attention are not modelled here.
 
 Use it from Python (standard library, numpy and torch: Debian's python3-numpy and
 python3-torch, no pip):
@@ -378,7 +379,7 @@ class MultiScaleRetention(nn.Module):
         decay = decay / decay.sum(-1, keepdim=True).sqrt()
         r = a * decay.to(a.dtype)
         r = r / r.sum(-1, keepdim=True).abs().clamp(min=1.0)
-        o = (r @ v).transpose(1, 2).reshape(B * T, -1)
+        o = (r.to(v.dtype) @ v).transpose(1, 2).reshape(B * T, -1)   # rotation and decay in float64
         y = F.group_norm(o, H, eps=self.eps).view(B, T, -1)
         return self.out_proj(F.silu(self.g_proj(x)) * y)
 
@@ -416,11 +417,97 @@ class RetNet(nn.Module):
         return self.head(self.ln_f(x))
 
 
-MODELS = {"transformer": Transformer, "dss": DSSModel, "retnet": RetNet}   # by model.type
+# ---- Mamba (src/nn/mamba.c) -----------------------------------------------------------
+# Written from Gu & Dao 2023, "Mamba: Linear-Time Sequence Modeling with Selective State
+# Spaces" (§3.4 Figure 3, Algorithm 2) with a naive per-timestep scan, sharing nothing
+# with the C op but the equations:
+#     x = tok_emb[tokens] -> dropout;  per layer  x += dropout(mixer(RMSNorm(x)))
+#     logits = head(RMSNorm_f(x)),  RMSNorm(x) = x / sqrt(mean(x^2) + eps) * weight
+# mixer: [x, z] = in_proj(h); x = SiLU(conv1d(x)) (depthwise, causal: padding K-1, the
+# first T outputs); [dt, B, C] = x_proj(x); delta = softplus(dt_proj(dt)); A = -exp(A_log);
+#     h_t = exp(delta_t A) h_{t-1} + delta_t B_t x_t,  y_t = C_t . h_t + D x_t
+# y = y * SiLU(z); out_proj(y).  Parameter names are the reference's (layers.L.mixer.*).
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def mamba_dims(mc):
+    """(d, E, N, K, R) of a model section: expand·d inner channels, d_state, d_conv,
+    dt_rank (0 = ceil(d/16)), the C side's defaults when a key is absent."""
+    mb = mc.get("mamba", {})
+    d = mc["d_model"]
+    return (d, mb.get("expand", 2) * d, mb.get("d_state", 16), mb.get("d_conv", 4),
+            mb.get("dt_rank", 0) or math.ceil(d / 16))
+
+
+class MambaMixer(nn.Module):
+    def __init__(self, mc):
+        super().__init__()
+        d, E, N, K, R = self.dims = mamba_dims(mc)
+        self.in_proj = nn.Linear(d, 2 * E, bias=False)
+        self.conv1d = nn.Conv1d(E, E, K, groups=E, padding=K - 1, bias=True)
+        self.x_proj = nn.Linear(E, R + 2 * N, bias=False)
+        self.dt_proj = nn.Linear(R, E, bias=True)
+        self.A_log = nn.Parameter(torch.zeros(E, N))
+        self.D = nn.Parameter(torch.ones(E))
+        self.out_proj = nn.Linear(E, d, bias=False)
+
+    def forward(self, hin):
+        _, E, N, _, R = self.dims
+        Bsz, T, _ = hin.shape
+        x, z = self.in_proj(hin).chunk(2, dim=-1)
+        x = F.silu(self.conv1d(x.transpose(1, 2))[..., :T].transpose(1, 2))
+        dt, Bm, Cm = self.x_proj(x).split([R, N, N], dim=-1)
+        delta = F.softplus(self.dt_proj(dt))                  # (B, T, E)
+        A = -torch.exp(self.A_log)                            # (E, N)
+        h = torch.zeros(Bsz, E, N, dtype=hin.dtype)
+        ys = []
+        for t in range(T):                                    # the recurrence, step by step
+            h = torch.exp(delta[:, t, :, None] * A) * h + delta[:, t, :, None] * Bm[:, t, None, :] * x[:, t, :, None]
+            ys.append((h * Cm[:, t, None, :]).sum(-1) + self.D * x[:, t])
+        y = torch.stack(ys, dim=1) * F.silu(z)
+        return self.out_proj(y)
+
+
+class MambaBlock(nn.Module):
+    def __init__(self, mc):
+        super().__init__()
+        self.norm = RMSNorm(mc["d_model"], f32(mc["ln_eps"]))
+        self.mixer = MambaMixer(mc)
+
+
+class Mamba(nn.Module):
+    """mc: the "model" section of an attnlab config with type "mamba"."""
+
+    def __init__(self, mc, vocab_size, n_classes, max_len=None):
+        super().__init__()
+        d = mc["d_model"]
+        self.tok_emb = nn.Embedding(vocab_size, d)
+        self.drop = nn.Dropout(mc["dropout"])
+        self.layers = nn.ModuleList(MambaBlock(mc) for _ in range(mc["n_layers"]))
+        self.norm_f = RMSNorm(d, f32(mc["ln_eps"]))
+        self.head = nn.Linear(d, n_classes)
+
+    def forward(self, tokens, return_attention=False):
+        x = self.drop(self.tok_emb(tokens))
+        for block in self.layers:
+            x = x + self.drop(block.mixer(block.norm(x)))
+        logits = self.head(self.norm_f(x))
+        return (logits, []) if return_attention else logits
+
+
+MODELS = {"transformer": Transformer, "dss": DSSModel, "retnet": RetNet, "mamba": Mamba}   # by model.type
 
 
 def load_model(model_path, max_len=None, config=None):
-    """The model (Transformer, DSSModel, RetNet: MODELS) of an attnlab model.safetensors (its
+    """The model (Transformer, DSSModel, RetNet, Mamba: MODELS) of an attnlab model.safetensors (its
     config metadata, or the config dict given), weights loaded, in float64 and eval
     mode (dropout off)."""
     weights, meta = read_safetensors(model_path)

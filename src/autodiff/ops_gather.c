@@ -100,3 +100,36 @@ Tensor *ad_merge_heads(Tape *t, Tensor *x) {
     int B = x->shape[0], H = x->shape[1], T = x->shape[2], D = x->shape[3];
     return heads_swap(t, OP_MERGE_HEADS, x, B, H, T, D, 3, (const int[]){ B, T, H * D });
 }
+
+/* ------------------------------------------------------------------------------ */
+/* columns: x (…, K) → out (…, w) = x[…, c0 : c0 + w], a copy (Mamba's split of one
+ * projection into its parts).  Backward adds dout into those columns of dx, so it is
+ * not a first writer: the tape zeroes a fresh dx first, and the slices of one x
+ * each add their part. */
+
+static void columns_backward(TapeEntry *e) {
+    Tensor *x = e->in[0], *out = e->out;
+    int K = tensor_cols(x), w = tensor_cols(out), c0 = e->i[0];
+    long R = tensor_rows(x);
+    for (long r = 0; r < R; r++) {
+        float *dst = x->grad + r * K + c0;
+        const float *src = out->grad + r * w;
+        for (int j = 0; j < w; j++) dst[j] += src[j];
+    }
+}
+
+Tensor *ad_columns(Tape *t, Tensor *x, int c0, int w) {
+    int K = tensor_cols(x);
+    AL_ASSERT(c0 >= 0 && w >= 1 && c0 + w <= K);
+    int shape[AD_MAX_DIMS];
+    memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int));
+    shape[x->ndim - 1] = w;
+    int needs_grad = tape_needs_grad(t, x, NULL, NULL);
+    Tensor *out = tape_tensor(t, needs_grad, x->ndim, shape);
+    long R = tensor_rows(x);
+    for (long r = 0; r < R; r++) memcpy(out->data + r * w, x->data + r * K + c0, (size_t)w * sizeof(float));
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_COLUMNS, .backward = columns_backward, .out = out, .in = { x },
+                                  .i = { c0 } });
+    return out;
+}

@@ -120,3 +120,52 @@ Tensor *ad_l2norm(Tape *t, Tensor *x, float eps) {
                                   .saved = { norm }, .f = { eps }, .first_write = 1 });
     return y;
 }
+
+/* ------------------------------------------------------------------------------ */
+/* rmsnorm: x (…, C), gain (C) → y like x (Zhang & Sennrich 2019, "Root Mean Square
+ * Layer Normalization"; the norm of the Mamba reference language model):
+ *   y = x̂·g,  x̂ = x·rstd,  rstd = 1/√(mean(x²) + eps).
+ * Saved: rstd per row, and 2·C floats of row scratch.  Backward, dn = dy∘g:
+ *   dx = rstd·(dn − x̂·mean(dn∘x̂)),  dgain = Σ_rows dy∘x̂. */
+
+static void rmsnorm_backward(TapeEntry *e) {
+    Tensor *x = e->in[0], *gain = e->in[1];
+    const float *rstd = e->saved[0], *g = gain->data;
+    int C = tensor_cols(x);
+    long R = tensor_rows(x);
+    float *dn = e->saved[1], *xh = dn + C;
+    int acc_x = x->grad ? tape_grad_acc(x) : 1, acc_g = gain->grad ? tape_grad_acc(gain) : 1;
+    for (long r = 0; r < R; r++) {
+        const float *xr = x->data + r * C, *dy = e->out->grad + r * C;
+        for (int c = 0; c < C; c++) {
+            xh[c] = xr[c] * rstd[r];
+            dn[c] = dy[c] * g[c];
+        }
+        if (gain->grad) grad_put(gain->grad, dy, xh, 1.0f, C, acc_g || r > 0);
+        if (x->grad)
+            grad_put_projected(x->grad + r * C, dn, xh, fm_dot(dn, xh, C) / (float)C, rstd[r], C, acc_x);
+    }
+}
+
+Tensor *ad_rmsnorm(Tape *t, Tensor *x, Tensor *gain, float eps) {
+    int C = tensor_cols(x);
+    long R = tensor_rows(x);
+    AL_ASSERT(gain->n == C);
+    int needs_grad = tape_needs_grad(t, x, gain, NULL);
+    Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);
+    float *rstd = needs_grad ? tape_scratch(t, (size_t)R * sizeof(float)) : NULL;
+    const float *g = gain->data;
+    for (long r = 0; r < R; r++) {
+        const float *xr = x->data + r * C;
+        float *yr = y->data + r * C;
+        float rs = 1.0f / sqrtf(fm_dot(xr, xr, C) / (float)C + eps);
+        for (int c = 0; c < C; c++) yr[c] = xr[c] * rs * g[c];
+        if (needs_grad) rstd[r] = rs;
+    }
+    if (needs_grad) {
+        float *work = tape_scratch(t, 2 * (size_t)C * sizeof(float));
+        ad_record(t, (TapeEntry){ .op = OP_RMSNORM, .backward = rmsnorm_backward, .out = y, .in = { x, gain },
+                                  .saved = { rstd, work }, .first_write = 1 });
+    }
+    return y;
+}

@@ -7,6 +7,8 @@
  *            vocab 16, 16 classes, N 100, batch 32
  *   retnet   RetNet (model.type retnet), 2 layers, 4 heads, d 256, MLP 4d, value
  *            factor 1, vocab 16, 16 classes, N 100, batch 32
+ *   mamba    Mamba (model.type mamba), 2 layers, d 256, d_state 16, expand 2,
+ *            d_conv 4, vocab 16, 16 classes, N 100, batch 32
  * Each is timed in three settings (a step = train/step.h's step_gradients_pool and
  * an Adam step, as the trainer does it):
  *   threads=1      one shard, one BLAS thread            (train.threads 1)
@@ -58,6 +60,9 @@ static const BenchSpec SPECS[] = {
     /* paper 003's recurrent baselines: width 256 (index lookup, "up to 6 layers and
      * widths or hidden state size of 256"), 2 layers, N 100 */
     { "retnet", MODEL_RETNET, 2, 4, 256, SCORE_DOT, 1, POS_NONE, 16, 16, 100, 5 },
+    /* Mamba's width study (paper 003 Fig. 3): 2 layers; d 256, the reference defaults
+     * d_state 16, expand 2, d_conv 4 */
+    { "mamba", MODEL_MAMBA, 2, 1, 256, SCORE_DOT, 1, POS_NONE, 16, 16, 100, 5 },
 };
 enum { N_MODELS = sizeof SPECS / sizeof *SPECS };
 

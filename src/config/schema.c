@@ -43,6 +43,7 @@ static const char *const cfg_act_names[] = {
     [ACT_GELU_TANH] = "gelu_tanh", [ACT_GELU_ERF] = "gelu_erf", NULL };
 const char *const cfg_model_names[] = {
     [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm", [MODEL_DSS] = "dss", [MODEL_RETNET] = "retnet",
+    [MODEL_MAMBA] = "mamba",
     NULL };
 static const char *const cfg_feature_names[] = {
     [FEATURE_ELU1] = "elu1", [FEATURE_IDENTITY] = "identity", [FEATURE_RELU] = "relu", NULL };
@@ -149,7 +150,8 @@ const CfgKey cfg_keys[] = {
     { "model", CFG_OBJECT, .doc = "the network" },
     { "model.type", CFG_ENUM, AT(model.type), .names = cfg_model_names, .def = MODEL_TRANSFORMER,
       .doc = "transformer, or lstm (embedding, n_layers LSTM layers of width d_model, head), or retnet "
-             "(RetNet: multi-scale retention and a GELU MLP per layer, no positional embedding)" },
+             "(RetNet: multi-scale retention and a GELU MLP per layer, no positional embedding), or dss (diagonal "
+             "state spaces), or mamba (embedding, n_layers pre-RMSNorm Mamba blocks, RMSNorm, head; model.mamba.*)" },
     { "model.d_model", CFG_INT, AT(model.d_model), IN(1, 65536), .def = 64,
       .doc = "width of the residual stream" },
     { "model.n_layers", CFG_INT, AT(model.n_layers), IN(1, 1024), .def = 1,
@@ -217,6 +219,16 @@ const CfgKey cfg_keys[] = {
     { "model.retnet", CFG_OBJECT, .doc = "RetNet (Sun et al. 2023, \"Retentive Network\")" },
     { "model.retnet.value_factor", CFG_INT, AT(model.retnet.value_factor), IN(1, 4), .def = 1, RETNET_ONLY,
       .doc = "width of values and of the swish gate = value_factor * d_model (the paper: 2)" },
+#define MAMBA_ONLY ONLY_WHEN("model.type", 1u << MODEL_MAMBA)
+    { "model.mamba", CFG_OBJECT, MAMBA_ONLY, .doc = "the Mamba block (Gu & Dao 2023, selective SSM; model.type mamba)" },
+    { "model.mamba.d_state", CFG_INT, AT(model.mamba.d_state), IN(1, 256), .def = 16, MAMBA_ONLY,
+      .doc = "N, SSM state size per inner channel" },
+    { "model.mamba.expand", CFG_INT, AT(model.mamba.expand), IN(1, 16), .def = 2, MAMBA_ONLY,
+      .doc = "inner channels = expand * d_model" },
+    { "model.mamba.d_conv", CFG_INT, AT(model.mamba.d_conv), IN(1, 64), .def = 4, MAMBA_ONLY,
+      .doc = "kernel of the causal depthwise convolution before the SSM" },
+    { "model.mamba.dt_rank", CFG_INT, AT(model.mamba.dt_rank), IN(0, 65536), .def = 0, MAMBA_ONLY,
+      .doc = "rank of the projection giving the step size Delta; 0 = ceil(d_model / 16)" },
 
     { "train", CFG_OBJECT, .doc = "the optimizer and its schedule" },
     { "train.optimizer", CFG_STRING, AT(train.optimizer), .names = cfg_optim_names,

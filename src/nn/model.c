@@ -158,6 +158,8 @@ static const ModelArch ARCHS[] = {
                             dss_activation_floats, dss_state_floats, dss_step },
     [MODEL_RETNET]      = { "retnet", retnet_declare, retnet_init, retnet_forward, retnet_flops_per_seq,
                             retnet_param_count, retnet_activation_floats, retnet_state_floats, retnet_step },
+    [MODEL_MAMBA]       = { "mamba", mamba_declare, mamba_init, mamba_forward, mamba_flops_per_seq,
+                            mamba_param_count, mamba_activation_floats, mamba_state_floats, mamba_step },
 };
 _Static_assert(sizeof ARCHS / sizeof *ARCHS == MODEL_TYPE_COUNT, "one ModelArch row per CfgModelType");
 
@@ -204,6 +206,7 @@ void model_free(Model *m) {
     free(m->lstm);
     free(m->dss);
     free(m->retnet);
+    free(m->mamba);
     free(m->sinusoid.data);
     free(m);
 }

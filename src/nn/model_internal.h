@@ -108,6 +108,15 @@ double  retnet_param_count(const CfgModel *c, int max_len);
 double  retnet_activation_floats(const CfgModel *c);
 size_t  retnet_state_floats(const Model *m);
 Tensor *retnet_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
+/* mamba.c */
+void    mamba_declare(Model *m);
+void    mamba_init(Model *m, Rng *r);
+Tensor *mamba_forward(Model *m, Tape *t, Tensor *x);
+double  mamba_flops_per_seq(const Model *m, int T);
+double  mamba_param_count(const CfgModel *c, int max_len);
+double  mamba_activation_floats(const CfgModel *c);
+size_t  mamba_state_floats(const Model *m);
+Tensor *mamba_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
 
 double  transformer_param_count(const CfgModel *c, int max_len);
 double  transformer_activation_floats(const CfgModel *c);

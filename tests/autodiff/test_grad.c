@@ -17,6 +17,7 @@ static const GroupFn GROUPS[] = {
     grad_cases_mlp,
     grad_cases_dss,
     grad_cases_retnet,
+    grad_cases_mamba,
 };
 #define N_GROUPS (int)(sizeof GROUPS / sizeof GROUPS[0])
 

@@ -353,7 +353,7 @@ static void test_inspect_anna(const char *arith, const char *m2) {
  * decodes through the recurrent state, inspect refuses (no attention maps).  A new
  * recurrent type: one more name here. */
 static void test_recurrent_runs(void) {
-    static const char *const TYPES[] = { "lstm", "dss", "retnet" };
+    static const char *const TYPES[] = { "lstm", "dss", "retnet", "mamba" };
     for (size_t i = 0; i < sizeof TYPES / sizeof *TYPES; i++) {
         char name[64], text[1024], dir[300], out[400], *argv[6];
         AlError err;

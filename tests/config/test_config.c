@@ -250,7 +250,7 @@ static void test_unknown_keys(void) {
     EXPECT_FAIL("{\"train\": {\"warmup\": 2}}", "unknown key 'train.warmup' (did you mean 'train.warmup_steps'?)");
     EXPECT_FAIL("{\"lr\": 0.1}", "unknown key 'lr' (did you mean 'train.lr'?)");   /* right name, wrong level */
     EXPECT_FAIL("{\"model\": {\"zzz\": 1}}",
-                "unknown key 'model.zzz' (valid keys under 'model': type, d_model, n_layers,", "attention, dss, retnet)");
+                "unknown key 'model.zzz' (valid keys under 'model': type, d_model, n_layers,", "attention, dss, retnet, mamba)");
     EXPECT_FAIL("{\"xyzzy\": 1}", "unknown key 'xyzzy' (valid top-level keys: name, seed, task, model, train, eval, distill)");
     EXPECT_FAIL("{\"model.d_model\": 8}",
                 SRC ": key 'model.d_model' must be nested in a file: {\"model\": {\"d_model\": ...}}");
@@ -392,6 +392,17 @@ static void test_consistency_errors(void) {
                 SRC ": model.n_heads: not valid for model.type \"lstm\"");
     EXPECT_FAIL("{\"model\": {\"attention\": {\"feature\": \"relu\"}}}",
                 SRC ": model.attention.feature: not valid for model.attention.type \"softmax\"");
+    EXPECT_FAIL("{\"model\": {\"type\": \"mamba\", \"n_heads\": 2}}",
+                SRC ": model.n_heads: not valid for model.type \"mamba\"");
+    EXPECT_FAIL("{\"model\": {\"mamba\": {\"d_state\": 8}}}",
+                SRC ": model.mamba: not valid for model.type \"transformer\" (only for \"mamba\")");
+    Config mb = parse_ok("{\"model\": {\"type\": \"mamba\", \"d_model\": 60, \"mamba\": {\"d_state\": 8, "
+                         "\"expand\": 3, \"d_conv\": 2, \"dt_rank\": 5}}}");
+    CHECK(mb.model.type == MODEL_MAMBA && mb.model.mamba.d_state == 8 && mb.model.mamba.expand == 3 &&
+          mb.model.mamba.d_conv == 2 && mb.model.mamba.dt_rank == 5, "mamba keys");
+    Config md = parse_ok("{\"model\": {\"type\": \"mamba\"}}");
+    CHECK(md.model.mamba.d_state == 16 && md.model.mamba.expand == 2 && md.model.mamba.d_conv == 4 &&
+          md.model.mamba.dt_rank == 0, "mamba defaults (the reference's)");
     Config l = parse_ok("{\"model\": {\"type\": \"lstm\", \"d_model\": 60}}");
     CHECK(l.model.type == MODEL_LSTM && l.model.d_model == 60, "lstm ignores the head-divisibility rule");
     Config s = parse_ok("{\"model\": {\"attention\": {\"type\": \"linear\", \"feature\": \"identity\"}}}");

@@ -1,7 +1,7 @@
 /* test_decode.c — incremental decoding equals the full forward pass.
  *
  * For each causal architecture (softmax dot / unit_norm, sparse, linear attention,
- * LSTM, DSS, RetNet: parallel retention in training, recurrent in decoding): the decoder's logits at every position equal model_forward's at that
+ * LSTM, DSS, Mamba, RetNet: parallel retention in training, recurrent in decoding): the decoder's logits at every position equal model_forward's at that
  * position, and greedy generation with the decoder gives the same tokens as naive
  * greedy generation that re-runs model_forward on the whole prefix each step.
  * Softmax attention also at 40 positions: training's fused kernel works in blocks
@@ -32,7 +32,7 @@ static Model *make(const Case *k) {
     m.type = k->type;
     m.d_model = 16;
     m.n_layers = 2;
-    m.n_heads = k->type == MODEL_LSTM ? 1 : 2;
+    m.n_heads = k->type != MODEL_TRANSFORMER ? 1 : 2;
     m.positional = k->pos;
     m.attention.type = k->attn;
     m.attention.score = k->score;
@@ -117,6 +117,7 @@ int main(int argc, char **argv) {
         { "linear elu+1, learned positions", MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, POS_LEARNED, 14 },
         { "lstm", MODEL_LSTM, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
         { "dss", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
+        { "mamba", MODEL_MAMBA, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
         { "softmax dot, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, T_MAX },
         { "softmax unit_norm, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, T_MAX },
         { "retnet", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },

@@ -3,7 +3,7 @@
  * the FLOPs of every product it recorded on the tape, read off the tensors'
  * shapes.  Sparse attention's visible pairs are counted by brute force from the
  * definition in ops.h (j <= i and (i - j < k·B or j mod B >= B - c)), not by the
- * op's own list builder.  Every attention kind, causal and not, the LSTM and RetNet. */
+ * op's own list builder.  Every attention kind, causal and not, the LSTM, DSS, RetNet and Mamba. */
 #include "check.h"
 #include "attnlab/config/config.h"
 #include "attnlab/nn/model.h"
@@ -55,6 +55,10 @@ static double entry_flops(const TapeEntry *e, const Model *m) {
     }
     case OP_CAUSAL_CONV:   /* u (B,T,d): T(T+1)/2 taps per channel and row */
         return (double)a->shape[0] * a->shape[1] * (a->shape[1] + 1.0) * a->shape[2];
+    case OP_CAUSAL_CONV1D:   /* x (B,T,E), w (E,1,K): one multiply-add per tap */
+        return 2.0 * (double)a->n * b->shape[2];
+    case OP_SELECTIVE_SCAN:  /* u (B,T,E), A_log (E,N): state update (2) and C·h (1) per state */
+        return 6.0 * (double)a->n * v->shape[1];
     default:
         return 0;
     }
@@ -122,6 +126,12 @@ int main(void) {
     check_model("retnet", &retnet, 9);
     retnet.retnet.value_factor = 2;
     check_model("retnet, value_factor 2", &retnet, 9);
+    CfgModel mamba = base_model();
+    mamba.type = MODEL_MAMBA;
+    mamba.mamba.d_state = 5;
+    check_model("mamba", &mamba, 9);
+    mamba.mamba.dt_rank = 3, mamba.mamba.expand = 3, mamba.mamba.d_conv = 2;
+    check_model("mamba, dt_rank 3, expand 3, d_conv 2", &mamba, 9);
 
     /* The closed forms themselves, for one small model by hand: d 12, h 24, T 9, C 5,
      * 2 layers: per layer 8·9·144 + 4·9·12·24 + 4·81·12 = 10368 + 10368 + 3888. */

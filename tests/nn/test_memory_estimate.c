@@ -3,7 +3,7 @@
  *
  * For models of every kind (softmax causal and bidirectional, several heads, unit-norm
  * scores, dropout, learned and sinusoidal positions, linear and sparse attention, the
- * LSTM, RetNet) one training step runs on a fresh tape arena; the estimate's per-step terms
+ * LSTM, DSS, RetNet, Mamba) one training step runs on a fresh tape arena; the estimate's per-step terms
  * (activations, attention, logits) must cover the arena's high water and stay within
  * a small factor of it, so the memory check refuses what would not fit and no more.
  * And a request the arena cannot serve ends the process naming its real size. */
@@ -99,6 +99,8 @@ int main(void) {
         { "dss", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT },
         { "retnet", MODEL_RETNET, ATTN_SOFTMAX, 1, 2, 2, 32, 8, 64, POS_NONE, 0, SCORE_DOT },
         { "retnet 4 heads dropout", MODEL_RETNET, ATTN_SOFTMAX, 1, 2, 4, 32, 4, 32, POS_NONE, 0.1f, SCORE_DOT },
+        { "mamba", MODEL_MAMBA, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT },
+        { "mamba dropout", MODEL_MAMBA, ATTN_SOFTMAX, 0, 2, 1, 64, 4, 32, POS_NONE, 0.1f, SCORE_DOT },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     test_arena_out_of_memory();

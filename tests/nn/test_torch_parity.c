@@ -1,7 +1,7 @@
 /* test_torch_parity.c — the C model against PyTorch (bench/torch_reference.py).
  *
- * For each model config below (softmax, linear and sparse attention, DSS and RetNet,
- * as python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
+ * For each model config below (softmax, linear and sparse attention, DSS, RetNet and
+ * Mamba, as python/attnlab_torch.py models them): build the model (seeded "torch" init, LayerNorm
  * gains and biases jittered so they matter), save it through checkpoint_save()
  * — the real model.safetensors path — run forward, cross-entropy (some targets −1)
  * and backward on one random batch, and write the batch and the C results (logits,
@@ -32,6 +32,7 @@
 #define VOCAB 11
 #define CLASSES 5
 #define PERTURBED "blocks.0.attn.q.weight"
+#define PERTURBED_MAMBA "layers.0.mixer.x_proj.weight"
 
 typedef struct Case {
     const char *name;
@@ -73,6 +74,9 @@ static const ModelCase MODEL_CASES[] = {
       MODEL_RETNET, "retnet.0.retention.q_proj.weight" },
     { { .name = "retnet, 1 layer, 2 heads, value_factor 2", .layers = 1, .heads = 2, .activation = ACT_GELU_TANH },
       MODEL_RETNET, "retnet.0.retention.k_proj.weight" },
+    /* against the torch module's naive per-step scan */
+    { { "mamba, 2 layers, d_state 4, dt_rank 3, expand 2, d_conv 4 (naive torch scan)", 2, 1, SCORE_DOT, 1.0f, 1,
+        POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX }, MODEL_MAMBA, PERTURBED_MAMBA },
 };
 
 static void make_config(Config *cfg, const Case *c, CfgModelType type) {
@@ -96,6 +100,26 @@ static void make_config(Config *cfg, const Case *c, CfgModelType type) {
     m->type = type;
     m->dss.d_state = 8, m->dss.dt_min = 0.01f, m->dss.dt_max = 0.5f;   /* phases Δ·Im Λ·t up to ~300 rad */
     if (type == MODEL_RETNET && c->layers == 1) m->retnet.value_factor = 2;
+    if (type == MODEL_MAMBA) {
+        m->n_heads = 1;
+        m->mamba.d_state = 4;
+        m->mamba.dt_rank = 3;
+    }
+}
+
+/* Mamba: norm gains off 1, and the Δ bias from U(−1, 1) (Δ ≈ 0.3..1.3 instead of the
+ * init's 0.001..0.1) so states carry over several steps and every path matters; A_log
+ * and D jittered off their structured init. */
+static void jitter_mamba(Model *m, Rng *r) {
+    if (!m->mamba) return;
+    for (int l = 0; l <= m->cfg.n_layers; l++) {
+        MambaLayer *b = &m->mamba[l];
+        for (long i = 0; i < b->norm->n; i++) b->norm->data[i] = (float)(1.0 + 0.2 * rng_normal(r));
+        if (l == m->cfg.n_layers) break;
+        for (long i = 0; i < b->dt_b->n; i++) b->dt_b->data[i] = (float)(2.0 * rng_uniform(r) - 1.0);
+        for (long i = 0; i < b->A_log->n; i++) b->A_log->data[i] += (float)(0.2 * rng_normal(r));
+        for (long i = 0; i < b->D->n; i++) b->D->data[i] += (float)(0.2 * rng_normal(r));
+    }
 }
 
 /* LayerNorm starts at gain 1, bias 0; move them off that so parity covers both. */
@@ -109,6 +133,7 @@ static void jitter_norm(Norm *n, Rng *r) {
 
 static void jitter_norms(Model *m, Rng *r) {
     jitter_norm(&m->ln_emb, r);
+    jitter_mamba(m, r);
     for (int l = 0; m->blocks && l < m->cfg.n_layers; l++) {
         jitter_norm(&m->blocks[l].ln1, r);
         jitter_norm(&m->blocks[l].ln2, r);

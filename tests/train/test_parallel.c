@@ -3,7 +3,7 @@
  *   - model_replica_create: the master's values in place, gradients of its own,
  *     the same forward bit for bit;
  *   - for transformers (softmax causal and bidirectional, linear, sparse, unit-norm
- *     scores), LSTMs, with dropout on and off: a step split over 2, 3 and 7 threads
+ *     scores), LSTMs, Mamba, with dropout on and off: a step split over 2, 3 and 7 threads
  *     gives the one-thread step's loss and gradients to 1e-5 (relative), leaves the
  *     dropout rng where one thread leaves it, and runs twice bit for bit.  The batch
  *     (5 rows) splits unevenly and has unscored positions spread unevenly, so a
@@ -51,6 +51,9 @@ static const Case CASES[] = {
     { "sparse", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"type\": \"sparse\", "
                 "\"causal\": true, \"block\": 2}}" },
     { "lstm, dropout", "{\"type\": \"lstm\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25}" },
+    { "mamba, dropout", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
+                        "\"mamba\": {\"d_state\": 4}}" },
+    { "mamba", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2}" },
 };
 enum { N_CASES = sizeof CASES / sizeof CASES[0] };
 

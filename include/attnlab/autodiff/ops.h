@@ -15,6 +15,8 @@
  *   ops_lstm.c       LSTM layer (paper 003's recurrent baseline)
  *   ops_dss.c        DSS-softmax kernel, causal depthwise convolution (DSS layer)
  *   ops_retnet.c     RetNet's retention (parallel form)
+ *   ops_mamba.c      causal depthwise conv, selective scan (Mamba); its rmsnorm is
+ *                    in ops_norm.c, its column split (columns) in ops_gather.c
  * OP_ANNA_ATTENTION (ops.def) is recorded by ad_anna_attention, which lives with
  * ANNA in src/anna/ops_anna.c (attnlab/anna/ops_anna.h): an op needs nothing of
  * autodiff's beyond tape_record and a backward function pointer. */
@@ -179,5 +181,33 @@ void    ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w
  * y[b,t,c] = D[c]·u[b,t,c] + Σ_{s≤t} k[s,c]·u[b,t−s,c] (direct, O(T²·d) per row).
  * Recorded as OP_CAUSAL_CONV. */
 Tensor *ad_causal_conv(Tape *t, Tensor *u, Tensor *k, Tensor *D);
+/* ---- Mamba (Gu & Dao 2023, "Mamba: Linear-Time Sequence Modeling with Selective
+ * State Spaces"; ops_norm.c, ops_gather.c, ops_mamba.c) ---------------------------- */
+
+/* RMSNorm per row of the last dim: y = x·g/√(mean(x²) + eps).  x (…, C), gain (C). */
+Tensor *ad_rmsnorm(Tape *t, Tensor *x, Tensor *gain, float eps);
+/* x (…, K) → x[…, c0 : c0 + w] (…, w), a copy; backward adds into those columns. */
+Tensor *ad_columns(Tape *t, Tensor *x, int c0, int w);
+/* Causal depthwise conv over time: x (B, T, E), w (E, 1, K) (nn.Conv1d groups=E
+ * layout), b (E) → (B, T, E), y_t = b + Σ_k w[·,k]∘x_{t−K+1+k}, zeros before t = 0. */
+Tensor *ad_causal_conv1d(Tape *t, Tensor *x, Tensor *w, Tensor *b);
+/* The same for one new position x (E) of one sequence: window (K−1, E) holds the
+ * K−1 previous inputs, oldest first (zeros at the start), and slides by x.  work:
+ * K·E floats. */
+void    ad_causal_conv1d_step(float *window, const float *x, const float *w, const float *b, float *y, int E,
+                              int K, float *work);
+/* Mamba's selective scan (S6, Algorithm 2), one op with a hand-written reverse scan:
+ *   Δ = softplus(delta),  h_t = exp(Δ_t·A)∘h_{t−1} + (Δ_t∘u_t)⊗B_t,  h_{−1} = 0,
+ *   y_t = C_t·h_t + D∘u_t,  out = y∘SiLU(z)  (z NULL: out = y),  A = −exp(A_log).
+ * u, delta, z (B, T, E); A_log (E, N); Bm, Cm (B, T, N); D (E) → (B, T, E).
+ * O(B·T·E·N) forward and backward; keeps every state (B·T·N·E floats) for backward. */
+Tensor *ad_selective_scan(Tape *t, Tensor *u, Tensor *delta, Tensor *A_log, Tensor *Bm, Tensor *Cm, Tensor *D,
+                          Tensor *z);
+/* One step of it for one sequence (decoding): h (N, E) state in place; u, delta, z
+ * (E) (z may be NULL), Bv, Cv (N) → out (E).  work: N·E + 2·E floats.  Same
+ * arithmetic as the op's forward, so decoding reproduces training's outputs. */
+void    ad_selective_scan_step(float *h, const float *u, const float *delta, const float *A_log, const float *Bv,
+                               const float *Cv, const float *D, const float *z, float *out, int E, int N,
+                               float *work);
 
 #endif

@@ -31,6 +31,17 @@
  * GroupNorm normalises each head's Dv values without affine parameters (the
  * official release's LayerNorm(head_dim, elementwise_affine=False)); the FFN is
  * the transformer's GELU MLP.
+ * Mamba (src/nn/mamba.c; Gu & Dao 2023, "Mamba: Linear-Time Sequence Modeling with
+ * Selective State Spaces", §3.4 Figure 3 and Algorithm 2), E = expand·d, N = d_state,
+ * R = dt_rank:  x = embed(tokens); L blocks  x += out_proj(y(RMSNorm(x)));
+ * logits = head(RMSNorm_f(x)), where for a block's input h:
+ *   [x, z] = in_proj(h)                          d → 2E, no bias
+ *   x = SiLU(causal depthwise conv_K(x) + b)     over time, kernel d_conv
+ *   [δ_low, B, C] = x_proj(x)                    E → R + 2N, no bias
+ *   Δ = softplus(dt_proj(δ_low))                 R → E with bias
+ *   y = SSM_{A, D}(x; Δ, B, C) ∘ SiLU(z)         h_t = exp(Δ_t A)h_{t−1} + Δ_t B_t x_t,
+ *                                                y_t = C_t·h_t + D∘x_t, A = −exp(A_log)
+ *   out_proj                                     E → d, no bias
  *
  * Parameter names follow PyTorch conventions so a checkpoint loads into an
  * equivalent torch module (bench/torch_reference.py). */
@@ -67,6 +78,19 @@ typedef struct RetnetLayer {
     Linear  q, k, v, g, o;
     Linear  fc1, fc2;         /* FFN: (ratio·d, d) and (d, ratio·d) */
 } RetnetLayer;
+
+/* One Mamba block, the reference's names (layers.L.norm, layers.L.mixer.*).  E =
+ * expand·d, N = d_state, R = dt_rank, K = d_conv. */
+typedef struct MambaLayer {
+    Tensor *norm;                   /* (d) RMSNorm gain */
+    Tensor *in_proj;                /* (2E, d) */
+    Tensor *conv_w, *conv_b;        /* (E, 1, K), (E) */
+    Tensor *x_proj;                 /* (R + 2N, E) */
+    Tensor *dt_w, *dt_b;            /* dt_proj: (E, R), (E) */
+    Tensor *A_log;                  /* (E, N) */
+    Tensor *D;                      /* (E) */
+    Tensor *out_proj;               /* (d, E) */
+} MambaLayer;
 
 struct Lsh;   /* attnlab/anna/lsh.h */
 
@@ -112,6 +136,7 @@ typedef struct Model {
     LstmLayer *lstm;          /* lstm: n_layers */
     DssLayer *dss;            /* dss: n_layers */
     RetnetLayer *retnet;      /* retnet: n_layers */
+    MambaLayer *mamba;        /* mamba: n_layers blocks, then norm_f (its gain in .norm, the rest NULL) */
     Norm    ln_f;             /* transformer, dss and retnet */
     Linear  head;             /* (n_classes, d) */
     Tensor  sinusoid;         /* storage for the fixed sinusoidal table */
@@ -149,6 +174,10 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
  *                terms once per batch rather than per sequence, is not counted)
  *   retnet       L·(4·T·d² + 6·T·d·dv [q, k; v, g, o] + 4·T·d·h [FFN] + 2·T²·(d + dv))
  *                + 2·T·d·C, dv = value_factor·d (Q̃K̃ᵀ and P·V over the full T×T)
+ *   mamba        L·(2·T·(2dE + E(R + 2N) + RE + Ed) + 2·T·E·K + 6·T·E·N) + 2·T·d·C
+ *                (in_proj, x_proj, dt_proj, out_proj; the conv; the scan's two
+ *                multiply-adds per state for h and one for C·h; E = expand·d,
+ *                N = d_state, R = dt_rank, K = d_conv)
  * The sweep's grids report it per cell; tests/nn/test_flops.c checks it against a count
  * of the ops a forward pass records. */
 double  model_flops_per_seq(const Model *m, int T);
@@ -184,7 +213,9 @@ double  model_param_count(const CfgModel *c, int vocab_size, int n_classes, int 
  *                the fused MLP, ad_mlp, keeps its hidden layer only as GELU(h) and
  *                GELU′(h)), A = 32d + 2h without dropout (the two residual adds
  *                happen inside the output projection's and fc2's GEMMs: two
- *                tensors fewer), 20d per LSTM layer; 10d the embeddings, 2d the
+ *                tensors fewer), 20d per LSTM layer, 4d + 19E + N·E + 4(R + 2N)
+ *                per Mamba layer (mamba_activation_floats: every scan state is kept);
+ *                10d the embeddings, 2d the
  *                final LayerNorm
  *   attention    a·f·L·S, S per layer: softmax 2·min(T, 32)·T (two row blocks of
  *                scores: the fused kernel recomputes P in its backward,

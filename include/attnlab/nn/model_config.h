@@ -13,6 +13,7 @@ typedef enum { POS_NONE, POS_LEARNED, POS_SINUSOIDAL } CfgPositional;
 /* A new model type: a value here (before MODEL_TYPE_COUNT), its name in the config
  * schema (config/schema.c), its ModelArch row in nn/model.c. */
 typedef enum { MODEL_TRANSFORMER, MODEL_LSTM, MODEL_DSS, MODEL_RETNET,
+               MODEL_MAMBA,
                MODEL_TYPE_COUNT } CfgModelType;
 typedef enum { ATTN_SOFTMAX, ATTN_LINEAR, ATTN_SPARSE } CfgAttentionType;
 typedef AdFeature CfgFeature;   /* linear attention's φ: FEATURE_ELU1 | FEATURE_IDENTITY | FEATURE_RELU (autodiff/ops.h) */
@@ -43,6 +44,14 @@ typedef struct CfgDss {
 typedef struct CfgRetnet {
     int value_factor;        /* value and gate width = value_factor · d_model (the paper: 2) */
 } CfgRetnet;
+/* model.mamba.* (src/nn/mamba.c; Gu & Dao 2023, "Mamba: Linear-Time Sequence
+ * Modeling with Selective State Spaces"). */
+typedef struct CfgMamba {
+    int d_state;             /* N, the SSM state per channel (reference default 16) */
+    int expand;              /* E = expand·d_model inner channels (2) */
+    int d_conv;              /* kernel of the causal depthwise conv (4) */
+    int dt_rank;             /* rank of Δ's projection; 0 = ceil(d_model/16) */
+} CfgMamba;
 
 typedef struct CfgModel {
     CfgModelType type;       /* "transformer" | "lstm" (paper 003's recurrent baseline) */
@@ -58,6 +67,7 @@ typedef struct CfgModel {
     CfgAttention attention;
     CfgDss dss;              /* model.type "dss" */
     CfgRetnet retnet;
+    CfgMamba mamba;          /* model.type "mamba" only */
 } CfgModel;
 
 #endif
