@@ -152,14 +152,10 @@ static const ModelArch ARCHS[] = {
     [MODEL_TRANSFORMER] = { "transformer", transformer_declare, transformer_init, transformer_forward,
                             transformer_flops_per_seq, transformer_param_count, transformer_activation_floats,
                             NULL, NULL },
-    [MODEL_LSTM]        = { "lstm", lstm_declare, lstm_init, lstm_forward, lstm_flops_per_seq, lstm_param_count,
-                            lstm_activation_floats, lstm_state_floats, lstm_step },
-    [MODEL_DSS]         = { "dss", dss_declare, dss_init, dss_forward, dss_flops_per_seq, dss_param_count,
-                            dss_activation_floats, dss_state_floats, dss_step },
-    [MODEL_RETNET]      = { "retnet", retnet_declare, retnet_init, retnet_forward, retnet_flops_per_seq,
-                            retnet_param_count, retnet_activation_floats, retnet_state_floats, retnet_step },
-    [MODEL_MAMBA]       = { "mamba", mamba_declare, mamba_init, mamba_forward, mamba_flops_per_seq,
-                            mamba_param_count, mamba_activation_floats, mamba_state_floats, mamba_step },
+    [MODEL_LSTM]        = MODEL_ARCH_ROW(lstm),
+    [MODEL_DSS]         = MODEL_ARCH_ROW(dss),
+    [MODEL_RETNET]      = MODEL_ARCH_ROW(retnet),
+    [MODEL_MAMBA]       = MODEL_ARCH_ROW(mamba),
 };
 _Static_assert(sizeof ARCHS / sizeof *ARCHS == MODEL_TYPE_COUNT, "one ModelArch row per CfgModelType");
 

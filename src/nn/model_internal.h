@@ -83,40 +83,25 @@ typedef struct ModelArch {
 
 const ModelArch *model_arch(CfgModelType type);
 
-void    lstm_declare(Model *m);
-void    lstm_init(Model *m, Rng *r);
-Tensor *lstm_forward(Model *m, Tape *t, Tensor *x);
-double  lstm_flops_per_seq(const Model *m, int T);
-double  lstm_param_count(const CfgModel *c, int max_len);
-double  lstm_activation_floats(const CfgModel *c);
-size_t  lstm_state_floats(const Model *m);
-Tensor *lstm_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
+/* The functions of a recurrent type's row, NAME_declare … NAME_step (lstm.c, dss.c,
+ * retnet.c, mamba.c), and its row of ARCHS (model.c). */
+#define MODEL_ARCH_DECLARE(p)                                                       \
+    void    p##_declare(Model *m);                                                  \
+    void    p##_init(Model *m, Rng *r);                                             \
+    Tensor *p##_forward(Model *m, Tape *t, Tensor *x);                              \
+    double  p##_flops_per_seq(const Model *m, int T);                               \
+    double  p##_param_count(const CfgModel *c, int max_len);                        \
+    double  p##_activation_floats(const CfgModel *c);                               \
+    size_t  p##_state_floats(const Model *m);                                       \
+    Tensor *p##_step(Model *m, Tape *t, Tensor *x, float *state, int batch)
+#define MODEL_ARCH_ROW(p)                                                           \
+    { #p, p##_declare, p##_init, p##_forward, p##_flops_per_seq, p##_param_count,   \
+      p##_activation_floats, p##_state_floats, p##_step }
 
-void    dss_declare(Model *m);
-void    dss_init(Model *m, Rng *r);
-Tensor *dss_forward(Model *m, Tape *t, Tensor *x);
-double  dss_flops_per_seq(const Model *m, int T);
-double  dss_param_count(const CfgModel *c, int max_len);
-double  dss_activation_floats(const CfgModel *c);
-size_t  dss_state_floats(const Model *m);
-Tensor *dss_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
-void    retnet_declare(Model *m);
-void    retnet_init(Model *m, Rng *r);
-Tensor *retnet_forward(Model *m, Tape *t, Tensor *x);
-double  retnet_flops_per_seq(const Model *m, int T);
-double  retnet_param_count(const CfgModel *c, int max_len);
-double  retnet_activation_floats(const CfgModel *c);
-size_t  retnet_state_floats(const Model *m);
-Tensor *retnet_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
-/* mamba.c */
-void    mamba_declare(Model *m);
-void    mamba_init(Model *m, Rng *r);
-Tensor *mamba_forward(Model *m, Tape *t, Tensor *x);
-double  mamba_flops_per_seq(const Model *m, int T);
-double  mamba_param_count(const CfgModel *c, int max_len);
-double  mamba_activation_floats(const CfgModel *c);
-size_t  mamba_state_floats(const Model *m);
-Tensor *mamba_step(Model *m, Tape *t, Tensor *x, float *state, int batch);
+MODEL_ARCH_DECLARE(lstm);
+MODEL_ARCH_DECLARE(dss);
+MODEL_ARCH_DECLARE(retnet);
+MODEL_ARCH_DECLARE(mamba);
 
 double  transformer_param_count(const CfgModel *c, int max_len);
 double  transformer_activation_floats(const CfgModel *c);
