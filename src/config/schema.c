@@ -216,7 +216,7 @@ const CfgKey cfg_keys[] = {
     { "model.dss.dt_max", CFG_FLOAT, AT(model.dss.dt_max), IN(1e-6, 10), .def = 0.1,
       ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "largest initial step (>= dt_min)" },
-    { "model.retnet", CFG_OBJECT, .doc = "RetNet (Sun et al. 2023, \"Retentive Network\")" },
+    { "model.retnet", CFG_OBJECT, RETNET_ONLY, .doc = "RetNet (Sun et al. 2023, \"Retentive Network\")" },
     { "model.retnet.value_factor", CFG_INT, AT(model.retnet.value_factor), IN(1, 4), .def = 1, RETNET_ONLY,
       .doc = "width of values and of the swish gate = value_factor * d_model (the paper: 2)" },
 #define MAMBA_ONLY ONLY_WHEN("model.type", 1u << MODEL_MAMBA)

@@ -4,6 +4,7 @@
  * written with %a (hex float) so they come back bit for bit — that is what makes
  * `--resume` continue exactly as if the run had never stopped. */
 #include "attnlab/train/checkpoint.h"
+#include "attnlab/config/config.h"
 #include "attnlab/io/safetensors.h"
 #include "attnlab/util/fsutil.h"
 #include "attnlab/util/version.h"
@@ -158,17 +159,44 @@ static long config_steps(const cJSON *root) {
  * of both: a run never goes past its train.steps, so a step beyond the checkpoint's
  * own means a damaged file, and one beyond the current one a config that would end
  * the run before where it already is (*steps_now is LONG_MAX if it has none). */
+/* The config as the current version reads it: every key it has, defaults filled
+ * in.  A checkpoint written before a key existed then compares equal to a config
+ * that leaves the key at its default (the behaviour the older version had), so
+ * adding a config key never strands the runs in progress.  NULL (err set) when
+ * this version cannot read the text. */
+static cJSON *effective_config(const char *json, const char *source, AlError *err) {
+    Config c;
+    if (cfg_parse(&c, json, source, err)) return NULL;
+    char *text = cfg_to_json(&c);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!root) al_fail(err, 1, "%s: out of memory", source);
+    return root;
+}
+
 static int check_config(const char *saved, const char *current, const char *path, long *steps_saved,
                         long *steps_now, AlError *err) {
-    cJSON *a = saved ? cJSON_Parse(saved) : NULL, *b = cJSON_Parse(current);
+    cJSON *a = saved ? cJSON_Parse(saved) : NULL, *b = NULL;
     int rc = 0;
     *steps_saved = config_steps(a);
-    *steps_now = config_steps(b) < 0 ? LONG_MAX : config_steps(b);
     if (!a) {
         rc = al_fail(err, 1, "%s: its config metadata is missing or not valid JSON", path);
     } else if (*steps_saved < 0) {
         rc = al_fail(err, 1, "%s: its config metadata has no train.steps (an integer >= 0)", path);
     } else {
+        char source[AL_PATH_MAX + 64];
+        snprintf(source, sizeof source, "%s: its config metadata", path);
+        cJSON_Delete(a);
+        a = effective_config(saved, source, err);
+        if (!a) {
+            al_error_prefix(err, "cannot resume: this version of attnlab cannot read the checkpoint's config");
+            rc = err->code;
+        } else if (!(b = effective_config(current, "the current config", err))) {
+            rc = err->code;
+        }
+    }
+    *steps_now = config_steps(b) < 0 ? LONG_MAX : config_steps(b);
+    if (rc == 0) {
         drop_resumable_keys(a);
         drop_resumable_keys(b);
         char where[256];

@@ -4,14 +4,18 @@
  *   - N steps + --resume + N steps equals 2N steps bit for bit (parameters, Adam
  *     moments, every logged figure), with dropout on so the RNG state matters;
  *   - model.safetensors loads back into a fresh model identical to the trained one;
- *   - a bad config exits 2 and writes nothing; bad resumes are refused clearly. */
+ *   - a bad config exits 2 and writes nothing; bad resumes are refused clearly;
+ *   - a checkpoint written before a config key existed still resumes when the key
+ *     is at its default (and is refused when it is not). */
 #include "check.h"
 #include "testutil.h"
+#include "attnlab/config/config.h"
 #include "attnlab/io/safetensors.h"
 #include "attnlab/train/checkpoint.h"
 #include "attnlab/train/trainer.h"
 #include "attnlab/report/curve.h"
 
+#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,6 +406,60 @@ static void test_nonfinite_modes(void) {
     unsetenv("ATTNLAB_TEST_NAN_STEPS");
 }
 
+/* The checkpoint of an older version has no entry for keys added since; it must
+ * resume when those keys are at their defaults (the behaviour it was trained
+ * with), be refused naming the key when they are not, and a key this version does
+ * not know must be named instead of compared. */
+static void save_with_config(const char *dir, const Config *c, const char *drop_section, const char *drop_key,
+                             const char *add_key) {
+    char *json = cfg_to_json(c);
+    cJSON *root = cJSON_Parse(json);
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, drop_section), drop_key);
+    if (add_key) cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(root, "model"), add_key, 1);
+    char *older = cJSON_Print(root);
+    Model *m = model_create(&c->model, 13, 2, 12, 5);
+    TrainState st = { .target_step = -1 };
+    AlError err = {0};
+    mkdir(dir, 0755);
+    CHECK(checkpoint_save(dir, m, &st, older, &err) == 0, "saving failed: %s", err.msg);
+    model_free(m);
+    free(older);
+    cJSON_Delete(root);
+    free(json);
+}
+
+static void test_resume_older_checkpoint(void) {
+    char cfgpath[512], dir[512];
+    snprintf(cfgpath, sizeof cfgpath, "%s/config.json", tmp);
+    snprintf(dir, sizeof dir, "%s/older", tmp);
+    Config c;
+    AlError err = {0};
+    CHECK(cfg_load(&c, cfgpath, NULL, 0, &err) == 0, "%s", err.msg);
+    char *now = cfg_to_json(&c);
+    Model *m = model_create(&c.model, 13, 2, 12, 6);
+    TrainState st;
+
+    save_with_config(dir, &c, "model", "init", NULL);
+    CHECK(checkpoint_resume(dir, m, &st, now, &err) == 0,
+          "a checkpoint without model.init (at its default now) was refused: %s", err.msg);
+
+    Config other = c;
+    CHECK(cfg_set(&other, "model.init=normal", &err) == 0, "%s", err.msg);
+    char *changed = cfg_to_json(&other);
+    memset(&err, 0, sizeof err);
+    CHECK(checkpoint_resume(dir, m, &st, changed, &err) == 2 && strstr(err.msg, "differs from the checkpoint's at 'model.init'"),
+          "a checkpoint without model.init resumed with another model.init: %s", err.msg);
+    free(changed);
+
+    save_with_config(dir, &c, "model", "init", "gone_key");
+    memset(&err, 0, sizeof err);
+    CHECK(checkpoint_resume(dir, m, &st, now, &err) != 0 &&
+          strstr(err.msg, "cannot resume: this version of attnlab cannot read the checkpoint's config") &&
+          strstr(err.msg, "gone_key"), "a checkpoint config with an unknown key: %s", err.msg);
+    model_free(m);
+    free(now);
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/attnlab_train_XXXXXX");
     if (!mkdtemp(tmp)) return 1;
@@ -413,6 +471,7 @@ int main(void) {
     test_resume_is_exact();
     test_model_round_trip();
     test_bad_input();
+    test_resume_older_checkpoint();
     test_streaming_resume();
     test_data_then_file();
     test_nonfinite_stops();
