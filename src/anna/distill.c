@@ -304,13 +304,13 @@ static int write_summary(const char *dir, const char *model_path, const Config *
     char *text = al_malloc(cap);
     snprintf(text, cap,
              "{\n  \"model\": %s,\n  \"surrogate_test_error\": %.6f,\n  \"surrogate_valid_error\": %.6f,\n  \"family\": \"%s\",\n"
-             "  \"last_dim\": %d,\n  \"runs\": %d,\n  \"cells\": %ld,\n  \"valid_size\": %d,\n  \"test_size\": %d,\n"
+             "  \"last_dim\": %d,\n  \"runs\": %d,\n  \"seed\": %d,\n  \"cells\": %ld,\n  \"valid_size\": %d,\n  \"test_size\": %d,\n"
              "  \"positions\": \"%s\",\n  \"chosen_on\": \"validation\",\n"
              "  \"best_valid_mean_error\": %.6f,\n  \"best_valid_std_error\": %.6f,\n"
              "  \"best_mean_error\": %.6f,\n  \"best_std_error\": %.6f,\n  \"best_cell\": [%s],\n"
              "  \"seconds\": %.2f%s%s\n}\n",
              model, surrogate, surrogate_valid, cfg->distill.family == DISTILL_CROSSPOLYTOPE ? "crosspolytope" : "hyperplane",
-             cfg->distill.last_dim, cfg->distill.runs, g->cells, valid_n, test_n,
+             cfg->distill.last_dim, cfg->distill.runs, cfg->distill.seed, g->cells, valid_n, test_n,
              cfg->distill.score_all ? "all" : "task", cells[best].v_mean, cells[best].v_std, cells[best].mean,
              cells[best].std, cell, seconds, extra ? ",\n  " : "", extra ? extra : "");
     char path[AL_PATH_MAX];

@@ -82,37 +82,64 @@ static int parse_cell(const char *spec, const LoadedRun *r, AnnaCell *c, AlError
     return 0;
 }
 
-/* best_cell of DIR/anna_summary.json, and the family and last dimension it was drawn with. */
-static int read_best(const char *dir, const LoadedRun *r, AnnaCell *c, CfgDistill *d, AlError *err) {
-    char path[AL_PATH_MAX];
-    if (al_path_fmt(path, sizeof path, err, "%s/anna_summary.json", dir)) return err->code;
+/* The grid's hashing (family, last dimension, seed, draws per cell) from
+ * DIR/anna_summary.json into d, and its best_cell into c when best is set.  A
+ * missing file is an error only when the summary is needed (best, or --grid
+ * given); otherwise the run's config describes the draws.  path: where the
+ * hashing was read (the summary, or the run's config).  Summaries written
+ * by earlier versions carry no seed: the config's is used. */
+static int read_summary(const char *dir, int required, int best, const LoadedRun *r, AnnaCell *c, CfgDistill *d,
+                        char *path, AlError *err) {
+    if (al_path_fmt(path, AL_PATH_MAX, err, "%s/anna_summary.json", dir)) return err->code;
     char *text = al_read_file(path, NULL);
+    if (!text && !required) snprintf(path, AL_PATH_MAX, "%s", r->config_path);
+    if (!text && !required) return 0;
     if (!text)
-        return al_fail(err, 2, "inspect: --anna best reads %s, which cannot be opened (run ./train distill first, or "
-                       "give --grid DIR, or an explicit cell: %s)", path, CELL_HINT);
-    cJSON *j = cJSON_Parse(text), *best = cJSON_GetObjectItem(j, "best_cell"), *e;
+        return al_fail(err, 2, "inspect: the ANNA cells of %s: %s cannot be opened (--anna best and --grid read "
+                       "the summary ./train distill writes; run it first, or give an explicit cell: %s)",
+                       r->config_path, path, CELL_HINT);
+    cJSON *j = cJSON_Parse(text), *e;
     cJSON *fam = cJSON_GetObjectItem(j, "family"), *last = cJSON_GetObjectItem(j, "last_dim");
-    memset(c, 0, sizeof *c);
-    int ok = cJSON_IsArray(best) && cJSON_GetArraySize(best) >= 1 && cJSON_GetArraySize(best) <= DISTILL_MAX_LAYERS;
-    cJSON *list = ok ? best : NULL;
-    cJSON_ArrayForEach(e, list) {
-        cJSON *l = cJSON_GetObjectItem(e, "layer"), *t = cJSON_GetObjectItem(e, "tables"), *z = cJSON_GetObjectItem(e, "funcs");
-        ok = ok && cJSON_IsNumber(l) && cJSON_IsNumber(t) && cJSON_IsNumber(z) && l->valueint >= 0 &&
-             l->valueint < r->model->cfg.n_layers && t->valueint >= 1 && z->valueint >= 1 && z->valueint <= 64;
-        if (ok) c->layer[c->n] = l->valueint, c->tables[c->n] = t->valueint, c->funcs[c->n++] = z->valueint;
+    cJSON *runs = cJSON_GetObjectItem(j, "runs"), *seed = cJSON_GetObjectItem(j, "seed");
+    int ok = cJSON_IsString(fam) && cJSON_IsNumber(last) && cJSON_IsNumber(runs) && runs->valueint >= 1 &&
+             (!seed || cJSON_IsNumber(seed));
+    if (ok) {
+        d->family = strcmp(fam->valuestring, "crosspolytope") ? DISTILL_HYPERPLANE : DISTILL_CROSSPOLYTOPE;
+        d->last_dim = last->valueint;
+        d->runs = runs->valueint;
+        if (seed) d->seed = seed->valueint;
     }
-    if (ok && cJSON_IsString(fam)) d->family = strcmp(fam->valuestring, "crosspolytope") ? DISTILL_HYPERPLANE : DISTILL_CROSSPOLYTOPE;
-    if (ok && cJSON_IsNumber(last)) d->last_dim = last->valueint;
+    cJSON *list = cJSON_GetObjectItem(j, "best_cell");
+    if (best) {
+        memset(c, 0, sizeof *c);
+        ok = ok && cJSON_IsArray(list) && cJSON_GetArraySize(list) >= 1 && cJSON_GetArraySize(list) <= DISTILL_MAX_LAYERS;
+        if (!ok) list = NULL;
+        cJSON_ArrayForEach(e, list) {
+            cJSON *l = cJSON_GetObjectItem(e, "layer"), *t = cJSON_GetObjectItem(e, "tables"), *z = cJSON_GetObjectItem(e, "funcs");
+            ok = ok && cJSON_IsNumber(l) && cJSON_IsNumber(t) && cJSON_IsNumber(z) && l->valueint >= 0 &&
+                 l->valueint < r->model->cfg.n_layers && t->valueint >= 1 && z->valueint >= 1 && z->valueint <= 64;
+            if (ok) c->layer[c->n] = l->valueint, c->tables[c->n] = t->valueint, c->funcs[c->n++] = z->valueint;
+        }
+    }
     cJSON_Delete(j);
     free(text);
-    return ok ? 0 : al_fail(err, 2, "inspect: %s has no valid best_cell for the model of %s", path, r->config_path);
+    return ok ? 0 : al_fail(err, 2, "inspect: %s is not a distillation summary for the model of %s (expected "
+                            "family, last_dim, runs%s, as ./train distill writes)", path, r->config_path,
+                            best ? " and a valid best_cell" : "");
 }
 
 int inspect_anna_open(InspectAnna *ia, const UseArgs *a, const LoadedRun *r, AlError *err) {
     memset(ia, 0, sizeof *ia);
-    Config cfg = r->cfg;   /* a copy: the summary's family and last dimension may differ */
-    int rc = !strcmp(a->anna, "best") ? read_best(a->grid ? a->grid : r->dir, r, &ia->cell, &cfg.distill, err)
-                                      : parse_cell(a->anna, r, &ia->cell, err);
+    Config cfg = r->cfg;   /* a copy: the grid's hashing may differ from the config's */
+    int best = !strcmp(a->anna, "best");
+    const char *dir = a->grid ? a->grid : r->dir;   /* whose anna_summary.json describes the draws */
+    char source[AL_PATH_MAX];
+    int rc = read_summary(dir, best || a->grid, best, r, &ia->cell, &cfg.distill, source, err);
+    if (!rc && !best) rc = parse_cell(a->anna, r, &ia->cell, err);
+    if (!rc && a->draw >= cfg.distill.runs)
+        rc = al_fail(err, 2, "inspect: --draw %d, but the grid draws %d hash set%s per cell (distill.runs of %s), "
+                     "so K is 0..%d", a->draw, cfg.distill.runs, cfg.distill.runs == 1 ? "" : "s", source,
+                     cfg.distill.runs - 1);
     if (rc) return rc;
     ia->draw = a->draw;
     rc = distill_draw_hashes(&ia->h, &cfg, r->model, &ia->cell, a->draw, err);

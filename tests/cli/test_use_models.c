@@ -316,6 +316,62 @@ static void check_anna_maps(const char *path, const char *ex, int layer, int tab
     st_close(f);
 }
 
+/* ex0.layer0.anna_counts of DIR/attention.safetensors (malloc'ed; *n its length). */
+static float *anna_counts(const char *dir, long *n) {
+    AlError err = {0};
+    StFile *f = st_open(tu_path(dir, "attention.safetensors"), &err);
+    int i = f ? st_find(f, "ex0.layer0.anna_counts") : -1;
+    float *x = NULL;
+    *n = 0;
+    if (i >= 0) {
+        const StInfo *info = st_info(f, i);
+        *n = 1;
+        for (int d = 0; d < info->ndim; d++) *n *= (long)info->shape[d];
+        x = malloc((size_t)*n * sizeof *x);
+        if (st_read_f32(f, "ex0.layer0.anna_counts", info->ndim, info->shape, x, &err)) *n = 0;
+    }
+    st_close(f);
+    CHECK(*n > 0, "no ex0.layer0.anna_counts in %s: %s", dir, err.msg);
+    return x;
+}
+
+/* --grid DIR describes the draws of any cell inspected against it: a grid drawn
+ * with another family and seed than the run's config gives, for its best cell
+ * named explicitly, the same collision maps as --anna best (before, an explicit
+ * cell was hashed as the config says); and a --draw past the grid's draws is
+ * refused. */
+static void test_inspect_grid_hashing(const char *m2, char **argv) {
+    char grid[400], best[400], named[400], cell[64];
+    AlError err;
+    snprintf(grid, sizeof grid, "%s/m2_grid_cp", tmp);
+    const char *sets[] = { "distill.tables=1..3", "distill.funcs=1..2", "distill.runs=2",
+                           "distill.family=crosspolytope", "distill.seed=5" };
+    CHECK(distill_main(m2, grid, sets, 5, 1, &err) == 0, "distill (cross-polytope): %s", err.msg);
+    cJSON *summary = read_json(tu_path(grid, "anna_summary.json"));
+    const cJSON *b = cJSON_GetArrayItem(cJSON_GetObjectItem(summary, "best_cell"), 0);
+    snprintf(cell, sizeof cell, "%d,%d", cJSON_GetObjectItem(b, "tables")->valueint,
+             cJSON_GetObjectItem(b, "funcs")->valueint);
+    CHECK(cJSON_GetObjectItem(summary, "seed") && cJSON_GetObjectItem(summary, "seed")->valueint == 5,
+          "anna_summary.json does not record distill.seed");
+    cJSON_Delete(summary);
+    snprintf(best, sizeof best, "%s/inspect_cp_best", tmp);
+    snprintf(named, sizeof named, "%s/inspect_cp_named", tmp);
+    argv[0] = "inspect", argv[1] = (char *)m2, argv[2] = "--anna", argv[3] = "best", argv[4] = "--grid", argv[5] = grid;
+    argv[6] = "--draw", argv[7] = "1", argv[8] = "--out", argv[9] = best;
+    CHECK(run(cli_inspect, argv, 10, &err) == 0, "inspect --anna best (cross-polytope grid): %s", err.msg);
+    argv[3] = cell, argv[9] = named;
+    CHECK(run(cli_inspect, argv, 10, &err) == 0, "inspect --anna %s (cross-polytope grid): %s", cell, err.msg);
+    long na, nb;
+    float *a = anna_counts(best, &na), *c = anna_counts(named, &nb);
+    CHECK(na == nb && a && c && !memcmp(a, c, (size_t)na * sizeof *a),
+          "--anna %s --grid (its best cell) gives other collision maps than --anna best", cell);
+    free(a);
+    free(c);
+    argv[7] = "2";
+    CHECK(run(cli_inspect, argv, 10, &err) == 2 && strstr(err.msg, "--draw 2, but the grid draws 2 hash sets per cell") &&
+          strstr(err.msg, "anna_summary.json"), "--draw past the grid's draws: %s", err.msg);
+}
+
 static void test_inspect_anna(const char *arith, const char *m2) {
     char out[400], grid[400], maps[500], *argv[10];
     AlError err;
@@ -347,6 +403,7 @@ static void test_inspect_anna(const char *arith, const char *m2) {
     CHECK(run(cli_inspect, argv, 10, &err) == 0, "inspect --anna best: %s", err.msg);
     snprintf(maps, sizeof maps, "%s/attention.safetensors", out);
     check_anna_maps(maps, "ex0", 0, 3, 0);
+    test_inspect_grid_hashing(m2, argv);
 }
 
 /* A run of each recurrent model type: eval gives summary.json's figures, generate
