@@ -1,5 +1,5 @@
 #!/bin/sh
-# results_tables.sh — every table of the results write-ups is its data, read by a
+# results_tables.sh — every table of the results write-ups (and of configs/README.md) is its data, read by a
 # script or the program (issue 21): each include block of results/**/README.md names
 # the command that writes its file (`<!-- include FILE: COMMAND -->`, results/README.md
 # explains), the command is re-run, and the test fails, naming the block and the
@@ -13,7 +13,7 @@ git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "results_tables: s
 [ -n "$2" ] && export ATTNLAB="$2"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-mds=$(git ls-files 'results/README.md' 'results/*/README.md')
+mds=$(git ls-files 'results/README.md' 'results/*/README.md' 'configs/README.md')
 # shellcheck disable=SC2086
 scripts/readme_include --check $mds || fail "a results write-up's block differs from its file (above)"
 # shellcheck disable=SC2086
