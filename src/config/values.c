@@ -144,6 +144,9 @@ static int cfg_not_applicable(const Config *c, const CfgKey *k, const char *src,
 }
 
 static int cfg_apply(Config *c, const CfgKey *k, const cJSON *v, const char *src, AlError *err) {
+    /* An empty section sets nothing, so it is harmless for any type (earlier builds
+     * wrote "retnet": {} into every config, and their checkpoints must resume). */
+    if (!cfg_applies(c, k) && k->type == CFG_OBJECT && cJSON_IsObject(v) && !v->child) return 0;
     if (!cfg_applies(c, k)) return cfg_not_applicable(c, k, src, err);
     switch (k->type) {
     case CFG_OBJECT:

@@ -271,6 +271,12 @@ static void test_conditional_keys(void) {
     cfg_defaults(&c);
     int rc = cfg_set(&c, "model={\"init\": \"normal\", \"init_std\": 0.1}", &e);
     CHECK(rc == 0 && c.model.init_std == 0.1f, "object override sets both: %s", e.msg);
+    /* An empty section of another model type sets nothing and is accepted (older
+     * versions wrote "retnet": {} into every config); one with a key is not. */
+    c = parse_ok("{\"model\": {\"retnet\": {}, \"mamba\": {}}}");
+    CHECK(c.model.type == MODEL_TRANSFORMER, "empty sections changed the model");
+    EXPECT_FAIL("{\"model\": {\"mamba\": {\"d_state\": 8}}}",
+                SRC ": model.mamba: not valid for model.type \"transformer\" (only for \"mamba\")");
 }
 
 static void test_duplicate_keys(void) {
