@@ -51,12 +51,25 @@ static void cfg_print_value(StrBuf *b, const Config *c, const CfgKey *k) {
     }
 }
 
+/* Whether the section at prefix has a setting that applies to c (a section with
+ * none is not printed: "retnet": {} in a transformer's config says nothing, and
+ * such a config would not parse as the section's own type). */
+static int cfg_has_content(const Config *c, const char *prefix) {
+    for (int i = 0; i < cfg_nkeys; i++) {
+        const CfgKey *k = &cfg_keys[i];
+        if (!cfg_is_child(k->path, prefix) || !cfg_applies(c, k)) continue;
+        if (k->type != CFG_OBJECT || cfg_has_content(c, k->path)) return 1;
+    }
+    return 0;
+}
+
 static void cfg_print_object(StrBuf *b, const Config *c, const char *prefix, int depth) {
     int first = 1;
     strbuf_printf(b, "{");
     for (int i = 0; i < cfg_nkeys; i++) {
         const CfgKey *k = &cfg_keys[i];
         if (!cfg_is_child(k->path, prefix) || !cfg_applies(c, k)) continue;
+        if (k->type == CFG_OBJECT && !cfg_has_content(c, k->path)) continue;
         strbuf_printf(b, "%s\n%*s\"%s\": ", first ? "" : ",", 2 * (depth + 1), "", cfg_leaf(k->path));
         first = 0;
         if (k->type == CFG_OBJECT) cfg_print_object(b, c, k->path, depth + 1);

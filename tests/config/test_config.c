@@ -155,6 +155,7 @@ static void test_to_json_format(void) {
     CHECK(contains(js, "\"stop_at_error\": -1,") && contains(js, "\"embed_layernorm\": false,"), "values:\n%s", js);
     CHECK(contains(js, "\"init\": \"torch\",") && !contains(js, "init_std"),
           "a key that does not apply (init_std under init \"torch\") is not printed:\n%s", js);
+    CHECK(!contains(js, "{}"), "a section with nothing that applies is not printed:\n%s", js);
     size_t n = strlen(js);
     CHECK(n > 2 && !strcmp(js + n - 3, "\n}\n"), "ends with a newline");
     free(js);
