@@ -251,6 +251,8 @@ class Transformer(nn.Module):
 # with the softmax's 1/Σ_k e^{P} as the code's num/den and its ε-regularised
 # reciprocal, L the model's longest sequence (src/nn/dss.c); then per block, pre-norm:
 #     x += output_linear(dropout(GELU(K * LN(x) + D ⊙ LN(x))))
+# and with model.dss.ff = k > 0 a feed-forward block after each (the reference code's
+# layer list [dss, ff]):  x += dropout(fc2(GELU(fc1(LN(x))))), fc1 d → k·d.
 # The kernel in complex128; the convolution as a plain loop over lags.
 
 DSS_EPS = 1e-7      # the reference code's reciprocal() epsilon
@@ -306,9 +308,23 @@ class DSSBlock(nn.Module):
         d = mc["d_model"]
         self.norm = nn.LayerNorm(d, eps=f32(mc["ln_eps"]))
         self.layer = DSSLayer(d, mc["dss"]["d_state"])
+        k = mc["dss"].get("ff", 0)
+        self.ff = DSSFeedForward(d, k, mc["ln_eps"]) if k else None
 
     def forward(self, x, L, drop):
-        return x + self.layer(self.norm(x), L, drop)
+        x = x + self.layer(self.norm(x), L, drop)
+        return x + drop(self.ff(x)) if self.ff is not None else x
+
+
+class DSSFeedForward(nn.Module):
+    def __init__(self, d, k, eps):
+        super().__init__()
+        self.norm = nn.LayerNorm(d, eps=f32(eps))
+        self.fc1 = nn.Linear(d, k * d)
+        self.fc2 = nn.Linear(k * d, d)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(self.norm(x))))
 
 
 class DSSModel(nn.Module):

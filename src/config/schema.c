@@ -216,6 +216,9 @@ const CfgKey cfg_keys[] = {
     { "model.dss.dt_max", CFG_FLOAT, AT(model.dss.dt_max), IN(1e-6, 10), .def = 0.1,
       ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "largest initial step (>= dt_min)" },
+    { "model.dss.ff", CFG_INT, AT(model.dss.ff), IN(0, 16), .def = 0, ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "0 = each block is the DSS layer alone (the paper's model); k = a pre-norm feed-forward "
+             "block (d -> k*d, GELU, -> d) after each, as the reference code's layer list [dss, ff] (k 4 there)" },
     { "model.retnet", CFG_OBJECT, RETNET_ONLY, .doc = "RetNet (Sun et al. 2023, \"Retentive Network\")" },
     { "model.retnet.value_factor", CFG_INT, AT(model.retnet.value_factor), IN(1, 4), .def = 1, RETNET_ONLY,
       .doc = "width of values and of the swish gate = value_factor * d_model (the paper: 2)" },

@@ -4,6 +4,9 @@
  *
  * n_layers pre-norm residual blocks between the token embedding and the head:
  *   h = LN(x);  y = K * h + D ⊙ h  (per channel, causal);  x += W_o·dropout(GELU(y)) + b_o
+ * and, when model.dss.ff = k > 0, after each of them the reference code's feed-forward
+ * layer (its layer list [dss, ff], configs/model/layer/s4ff.yaml; expand 4 there):
+ *   x += dropout(fc2(GELU(fc1(LN(x)))))            fc1 (k·d, d), fc2 (d, k·d)
  * then LN_f.  K (T, d) is the DSS-softmax kernel of the block's Λ (N modes, shared by
  * the d channels), log Δ (d, 2) and W (d, N complex) — ad_dss_kernel, normalised over
  * the model's longest sequence (max_len), so the kernel of a shorter input is a prefix
@@ -35,6 +38,11 @@ void dss_declare(Model *m) {
         L->lambda = model_decl(m, 0, 2, (int[]){N, 2}, "layers.%d.layer.kernel.Lambda", l);
         L->w = model_decl(m, 0, 4, (int[]){1, d, N, 2}, "layers.%d.layer.kernel.W", l);
         model_decl_linear(m, &L->out, d, d, "layers.%d.layer.output_linear", l);
+        if (m->cfg.dss.ff) {
+            model_decl_norm(m, &L->ff_norm, "layers.%d.ff.norm", l);
+            model_decl_linear(m, &L->fc1, m->cfg.dss.ff * d, d, "layers.%d.ff.fc1", l);
+            model_decl_linear(m, &L->fc2, d, m->cfg.dss.ff * d, "layers.%d.ff.fc2", l);
+        }
     }
     model_decl_norm(m, &m->ln_f, "norm", 0);
 }
@@ -119,9 +127,26 @@ void dss_init(Model *m, Rng *r) {
         }
         model_fill_normal(L->w, r, 1.0);
         model_init_linear(m, &L->out, r, 1);
+        if (m->cfg.dss.ff) {
+            model_init_norm(&L->ff_norm);
+            model_init_linear(m, &L->fc1, r, 0);
+            model_init_linear(m, &L->fc2, r, 1);
+        }
     }
     model_init_norm(&m->ln_f);
     free(omega);
+}
+
+static Tensor *ff(const Model *m, Tape *t, const BlockMixer *mix, int layer, Tensor *h, Tensor *res) {
+    (void)mix;
+    const DssLayer *L = &m->dss[layer];
+    return ad_mlp(t, h, L->fc1.w, L->fc1.b, L->fc2.w, L->fc2.b, res, GELU_ERF);   /* nn.GELU(): erf */
+}
+
+/* x + dropout(fc2(GELU(fc1(LN(x))))) when model.dss.ff > 0 (the transformer's
+ * model_residual; GELU erf, as the reference's FF layer); x otherwise. */
+static Tensor *ff_block(const Model *m, Tape *t, int layer, Tensor *x) {
+    return m->cfg.dss.ff ? model_residual(m, t, NULL, layer, x, &m->dss[layer].ff_norm, ff) : x;
 }
 
 Tensor *dss_forward(Model *m, Tape *t, Tensor *x) {
@@ -131,26 +156,32 @@ Tensor *dss_forward(Model *m, Tape *t, Tensor *x) {
         Tensor *h = ad_layernorm(t, x, L->norm.g, L->norm.b, m->cfg.ln_eps);
         Tensor *k = ad_dss_kernel(t, L->lambda, L->log_dt, L->w, T, m->max_len);
         Tensor *y = ad_gelu(t, ad_causal_conv(t, h, k, L->D), GELU_ERF);   /* torch nn.GELU(): erf */
-        x = ad_linear_residual(t, ad_dropout(t, y, m->cfg.dropout), L->out.w, L->out.b, x);
+        x = ff_block(m, t, l, ad_linear_residual(t, ad_dropout(t, y, m->cfg.dropout), L->out.w, L->out.b, x));
     }
     return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
 }
 
 double dss_flops_per_seq(const Model *m, int T) {
-    double d = m->cfg.d_model;
-    return m->cfg.n_layers * (2.0 * T * d * d + (double)T * (T + 1) * d);
+    double d = m->cfg.d_model, ff = 4.0 * T * d * d * m->cfg.dss.ff;   /* fc1 and fc2 */
+    return m->cfg.n_layers * (2.0 * T * d * d + (double)T * (T + 1) * d + ff);
 }
 
 double dss_param_count(const CfgModel *c, int max_len) {
     (void)max_len;
     double d = c->d_model, N = c->dss.d_state;
-    /* norm 2d, D d, log_dt 2d, Λ 2N, W 2dN, output_linear d² + d; final norm 2d */
-    return c->n_layers * (d * d + 6 * d + 2 * N + 2 * d * N) + 2 * d;
+    double h = (double)c->dss.ff * d;
+    /* norm 2d, D d, log_dt 2d, Λ 2N, W 2dN, output_linear d² + d; final norm 2d;
+     * the feed-forward block's norm 2d, fc1 h·d + h, fc2 d·h + d */
+    double ff = c->dss.ff ? 2 * h * d + h + 3 * d : 0;
+    return c->n_layers * (d * d + 6 * d + 2 * N + 2 * d * N + ff) + 2 * d;
 }
 
 /* Per (b, t) and layer: LN (value, grad, mean/rstd), conv, GELU (+ derivative),
- * dropout mask, output: about 12 floats per channel. */
-double dss_activation_floats(const CfgModel *c) { return 12.0 * c->d_model; }
+ * dropout mask, output: about 12 floats per channel; the feed-forward block's LN,
+ * hidden pre- and post-GELU and output: about 6 more per channel and 4 per hidden unit. */
+double dss_activation_floats(const CfgModel *c) {
+    return (12.0 + (c->dss.ff ? 6.0 + 4.0 * c->dss.ff : 0)) * c->d_model;
+}
 
 /* Decoding state per layer and sequence: x (d, N) complex doubles (re, im) — double
  * because a mode with Re Λ > 0 grows like e^{Δ·Re Λ·t} before its folded C (ad_dss_modes)
@@ -184,7 +215,7 @@ Tensor *dss_step(Model *m, Tape *t, Tensor *x, float *state, int batch) {
                 y->data[(size_t)b * d + c] = (float)(acc + (double)L->D->data[c] * u);
             }
         }
-        x = ad_linear_residual(t, ad_gelu(t, y, GELU_ERF), L->out.w, L->out.b, x);
+        x = ff_block(m, t, l, ad_linear_residual(t, ad_gelu(t, y, GELU_ERF), L->out.w, L->out.b, x));
     }
     return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
 }

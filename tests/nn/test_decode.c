@@ -23,6 +23,7 @@ typedef struct Case {
     CfgScore score;
     CfgPositional pos;
     int T;   /* sequence length (the model's max_len) */
+    int dss_ff;   /* model.dss.ff */
 } Case;
 
 static Model *make(const Case *k) {
@@ -39,6 +40,7 @@ static Model *make(const Case *k) {
     m.attention.beta = 3.0f;
     m.attention.causal = 1;
     m.attention.block = 4;     /* sparse: T = 14 spans several blocks */
+    m.dss.ff = k->dss_ff;
     return model_create(&m, V, V, k->T, 11);
 }
 
@@ -111,17 +113,18 @@ static void check_greedy(const Case *k, Model *m, const int *tokens) {
 
 int main(int argc, char **argv) {
     static const Case cases[] = {
-        { "softmax dot, learned positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, 14 },
-        { "softmax unit_norm, sinusoidal", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, 14 },
-        { "sparse dot, learned positions", MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, POS_LEARNED, 14 },
-        { "linear elu+1, learned positions", MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, POS_LEARNED, 14 },
-        { "lstm", MODEL_LSTM, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
-        { "dss", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
-        { "mamba", MODEL_MAMBA, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
-        { "softmax dot, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, T_MAX },
-        { "softmax unit_norm, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, T_MAX },
-        { "retnet", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14 },
-        { "retnet, 40 positions", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, T_MAX },
+        { "softmax dot, learned positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, 14, 0 },
+        { "softmax unit_norm, sinusoidal", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, 14, 0 },
+        { "sparse dot, learned positions", MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, POS_LEARNED, 14, 0 },
+        { "linear elu+1, learned positions", MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, POS_LEARNED, 14, 0 },
+        { "lstm", MODEL_LSTM, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0 },
+        { "dss", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0 },
+        { "dss, feed-forward blocks", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 2 },
+        { "mamba", MODEL_MAMBA, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0 },
+        { "softmax dot, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, T_MAX, 0 },
+        { "softmax unit_norm, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, T_MAX, 0 },
+        { "retnet", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0 },
+        { "retnet, 40 positions", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, T_MAX, 0 },
     };
     int only = argc > 1 ? atoi(argv[1]) : -1;   /* run one case (debugging) */
     int tokens[B * T_MAX];

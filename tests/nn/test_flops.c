@@ -120,6 +120,8 @@ int main(void) {
     dss.type = MODEL_DSS;
     dss.dss.d_state = 4;
     check_model("dss", &dss, 9);
+    dss.dss.ff = 2;
+    check_model("dss, feed-forward blocks", &dss, 9);
     CfgModel retnet = base_model();
     retnet.type = MODEL_RETNET;
     retnet.n_heads = 2;   /* even head width 6 */

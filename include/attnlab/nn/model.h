@@ -69,6 +69,8 @@ typedef struct DssLayer {
     Norm   norm;
     Tensor *D, *log_dt, *lambda, *w;
     Linear out;
+    Norm   ff_norm;           /* model.dss.ff > 0: the feed-forward block after it */
+    Linear fc1, fc2;          /* (ff·d, d) and (d, ff·d) */
 } DssLayer;
 
 /* A RetNet layer (src/nn/retnet.c), dv = value_factor·d: the paper's W_Q, W_K,

@@ -39,6 +39,8 @@ typedef struct CfgAttention {
 typedef struct CfgDss {
     int d_state;             /* N, modes per channel (paper: 64) */
     float dt_min, dt_max;    /* the range of the initial step Δ */
+    int ff;                  /* 0, or the expansion of a position-wise feed-forward block after
+                                every DSS block (the reference code's layer list [dss, ff]) */
 } CfgDss;
 /* RetNet (Sun et al. 2023, "Retentive Network"): src/nn/retnet.c. */
 typedef struct CfgRetnet {
