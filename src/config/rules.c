@@ -235,6 +235,10 @@ static int cfg_task_rules(const CfgTask *t, CfgProblem *p) {
                            "task.test_hops (%d) must be -1 or in [task.min_hops, task.max_hops] = [%d, %d] (a test "
                            "hop count the model never trained on has no learnt hop-count token)",
                            t->test_hops, t->min_hops, t->max_hops);
+    if (t->type == TASK_ED && t->local && t->direct)
+        return cfg_problem(p, "task.local", "task.direct",
+                           "task.local restates the compared letters in every cell of the chain of thought, which "
+                           "task.direct leaves out (set one of them to false)");
     if (t->type == TASK_INDEX_LOOKUP && t->min_len > t->seq_len)
         return cfg_problem(p, "task.min_len", "task.seq_len", "task.min_len (%d) must be <= task.seq_len (%d)",
                            t->min_len, t->seq_len);

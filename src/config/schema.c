@@ -130,6 +130,12 @@ const CfgKey cfg_keys[] = {
       ONLY_FOR_TASKS(ED), .doc = "letters the two strings draw from (public --using)" },
     { "task.uniform_costs", CFG_BOOL, AT(task.uniform_costs), .def = 0,
       ONLY_FOR_TASKS(ED), .doc = "Levenshtein costs instead of the public generator's (border 1, insert/delete 2, replace 3)" },
+    { "task.local", CFG_BOOL, AT(task.local), .def = 0,
+      ONLY_FOR_TASKS(ED), .doc = "ED_Local (paper 004 names it, the definition is ours: docs/design.md decision 14): each "
+                                 "chain-of-thought cell is written as s[i] t[j] m[i][j], restating the two letters it "
+                                 "compares, so every input of a dp value lies within the last 3(b+1) tokens; the "
+                                 "letters are scored like every chain-of-thought token; examples of up to 3l^2+9l+7 "
+                                 "tokens instead of l^2+5l+7" },
     { "task.depth", CFG_INT, AT(task.depth), IN(1, 32), .def = 2,
       ONLY_FOR_TASKS(DYCK), .doc = "most brackets open at once (paper 003: 2)" },
     { "task.types", CFG_INT, AT(task.types), IN(1, 16), .def = 2,

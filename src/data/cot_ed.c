@@ -34,6 +34,10 @@ int ed_check(const EdParams *p, AlError *err) {
         return al_fail(err, 2, "ed: direct %d must be 0 or 1", p->direct);
     if (p->uniform_costs != 0 && p->uniform_costs != 1)
         return al_fail(err, 2, "ed: uniform_costs %d must be 0 or 1", p->uniform_costs);
+    if (p->local != 0 && p->local != 1)
+        return al_fail(err, 2, "ed: local %d must be 0 or 1", p->local);
+    if (p->local && p->direct)
+        return al_fail(err, 2, "ed: local restates the letters in the chain of thought, which direct leaves out");
     int r = ed_num_range(p);
     if (r <= ed_max_value(p) || r > ED_MAX_NUM_RANGE)
         return al_fail(err, 2, "ed: num_range %d must be in [%d, %d] (dp values reach %d at "
@@ -45,8 +49,10 @@ int ed_check(const EdParams *p, AlError *err) {
 int ed_vocab_size(const EdParams *p) { return ed_num_range(p) + ED_NUM0; }
 
 int ed_max_len(const EdParams *p) {
-    int l = p->length;
-    return p->direct ? 2 * l + 6 : l * l + 5 * l + 7;
+    /* The longest pair is a = ℓ, b = ℓ + 2: a + b + 2 prompt tokens, a rows of b cells
+     * (1 token each, ED_Local 3) and ",", then "<sep> answer <eos>". */
+    int l = p->length, b = l + 2, cell = p->local ? 3 : 1;
+    return p->direct ? 2 * l + 6 : (l + b + 2) + l * (cell * b + 1) + 3;
 }
 
 const char *ed_token_name(const EdParams *p, int id) {
@@ -132,6 +138,16 @@ static void put_string(Example *ex, const int *x, int n) {
     for (int i = 0; i < n; i++) cot_put(ex, ED_LETTER0 + x[i]);
 }
 
+/* Cell (i, j) of the chain of thought: m[i][j], or with p->local the letters it
+ * compares first, "s_i t_j m[i][j]" (ED_Local, docs/design.md decision 14). */
+static void put_cell(const EdParams *p, Example *ex, int s_i, int t_j, int value) {
+    if (p->local) {
+        cot_put(ex, ED_LETTER0 + s_i);
+        cot_put(ex, ED_LETTER0 + t_j);
+    }
+    cot_put(ex, ED_NUM0 + value);
+}
+
 void ed_sample(const EdParams *p, Rng *rng, Example *ex) {
     Pair q;
     int diff = 1 + (int)rng_below(rng, (uint32_t)p->length);  /* kept across retries */
@@ -149,7 +165,7 @@ void ed_sample(const EdParams *p, Rng *rng, Example *ex) {
     ed_table(s, a, t, b, p->uniform_costs, m);
     if (!p->direct)
         for (int i = 1; i <= a; i++) {
-            for (int j = 1; j <= b; j++) cot_put(ex, ED_NUM0 + m[i * (b + 1) + j]);
+            for (int j = 1; j <= b; j++) put_cell(p, ex, s[i - 1], t[j - 1], m[i * (b + 1) + j]);
             cot_put(ex, ED_COMMA);
         }
     cot_finish(ex, p->direct, ED_SEP, ED_NUM0 + m[a * (b + 1) + b], ED_EOS);

@@ -91,9 +91,10 @@ static int cot_generator(const CfgTask *t, TaskData *td, AlError *err) {
         lis_task_gen(&td->gen, &td->params.lis, LIS_PAD, LIS_EOS);
         return 0;
     case TASK_ED:
-        td->params.ed = (EdParams){ t->length, t->letters, t->number_range, t->direct, t->uniform_costs };
+        td->params.ed = (EdParams){ t->length, t->letters, t->number_range, t->direct, t->uniform_costs, t->local };
         if (ed_check(&td->params.ed, err)) return err->code;
         ed_task_gen(&td->gen, &td->params.ed, ED_PAD, ED_EOS);
+        if (t->local) td->gen.name = "ed_local";   /* docs/design.md, decision 14 */
         return 0;
     default:
         return al_fail(err, 2, "task.type %d is not a chain-of-thought task", (int)t->type);

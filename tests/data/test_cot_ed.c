@@ -101,7 +101,7 @@ static void verify(const Example *ex, int l, int uniform, int direct, int num_ra
     }
     t->bad_meta += ex->prompt_len != prompt_len || ex->answer_start != len - 2 ||
                    ex->answer_len != 1 || ex->group != 0;
-    EdParams p = { l, 8, num_range, direct, uniform };
+    EdParams p = { l, 8, num_range, direct, uniform, 0 };
     int st = -1, al = -1;
     t->bad_extract += !ed_extract_answer(&p, x, len, &st, &al) || st != len - 2 || al != 1;
     if (len > t->max_len_seen) t->max_len_seen = len;
@@ -209,7 +209,7 @@ static void check_mean(double got, double want, double sd, int draws, const char
 
 static void test_samples(const Ref *ref, int draws) {
     int l = ref->l;
-    EdParams p = { l, 8, 0, 0, 0 }, pu = { l, 8, 0, 0, 1 };
+    EdParams p = { l, 8, 0, 0, 0, 0 }, pu = { l, 8, 0, 0, 1, 0 };
     AlError err = { 0 };
     CHECK(ed_check(&p, &err) == 0 && ed_check(&pu, &err) == 0, "l = %d: %s", l, err.msg);
     CHECK(ed_num_range(&p) == 60 && ed_vocab_size(&p) == 91, "l = %d: public vocabulary", l);
@@ -261,7 +261,7 @@ static void test_other_sizes(void) {
     Example ex = { .tokens = tok, .targets = tgt };
     for (int z = 0; z < 5; z++) {
         int l = sizes[z];
-        EdParams p = { l, 8, 0, 0, 0 };
+        EdParams p = { l, 8, 0, 0, 0, 0 };
         AlError err = { 0 };
         CHECK(ed_check(&p, &err) == 0, "l = %d: %s", l, err.msg);
         Tally t;
@@ -287,7 +287,7 @@ static void test_direct(void) {
     Example ex = { .tokens = tok, .targets = tgt }, dx = { .tokens = dtok, .targets = dtgt };
     for (int z = 0; z < 2; z++) {
         int l = sizes[z], same = 0, scored_ok = 0;
-        EdParams p = { l, 8, 0, 0, 0 }, pd = { l, 8, 0, 1, 0 };
+        EdParams p = { l, 8, 0, 0, 0, 0 }, pd = { l, 8, 0, 1, 0, 0 };
         CHECK(ed_max_len(&pd) == 2 * l + 6, "direct max_len %d", ed_max_len(&pd));
         Rng a = rng_stream(SEED, 300 + (uint64_t)l), b = a;
         Tally t;
@@ -316,7 +316,7 @@ static void test_direct(void) {
 
 static void test_extract(void) {
     int tok[CAP], tgt[CAP], g[CAP + 8], s, a;
-    EdParams p = { 4, 8, 0, 0, 0 };
+    EdParams p = { 4, 8, 0, 0, 0, 0 };
     Example ex = { .tokens = tok, .targets = tgt };
     Rng rng = rng_stream(SEED, 400);
     ed_sample(&p, &rng, &ex);
@@ -344,7 +344,7 @@ static void test_extract(void) {
     g[pl - 1] = 3;                                   /* prompt without <sep> */
     g[pl] = 31 + 7; g[pl + 1] = 2;
     CHECK(ed_extract_answer(&p, g, pl + 2, &s, &a) == 0, "no <sep>");
-    EdParams pd = { 4, 8, 0, 1, 0 };
+    EdParams pd = { 4, 8, 0, 1, 0, 0 };
     ed_sample(&pd, &rng, &ex);
     CHECK(ed_extract_answer(&pd, tok, ex.len, &s, &a) == 1 && s == ex.prompt_len && s == ex.answer_start,
           "direct gold");
@@ -353,7 +353,7 @@ static void test_extract(void) {
 /* ---- determinism, parameters, names, keys --------------------------------- */
 
 static void test_determinism(void) {
-    EdParams p = { 7, 8, 0, 0, 0 };
+    EdParams p = { 7, 8, 0, 0, 0, 0 };
     int t1[CAP], g1[CAP], t2[CAP], g2[CAP];
     Example x = { .tokens = t1, .targets = g1 }, y = { .tokens = t2, .targets = g2 };
     Rng a = rng_stream(SEED, 500), b = rng_stream(SEED, 500), c = rng_stream(SEED + 1, 500);
@@ -379,35 +379,35 @@ static void expect_error(EdParams p, const char *name) {
 }
 
 static void test_params(void) {
-    expect_error((EdParams){ 3, 8, 0, 0, 0 }, "length");
-    expect_error((EdParams){ ED_MAX_LENGTH + 1, 8, 0, 0, 0 }, "length");
-    expect_error((EdParams){ 6, 0, 0, 0, 0 }, "using");
-    expect_error((EdParams){ 6, 25, 0, 0, 0 }, "using");
-    expect_error((EdParams){ 4, 8, 14, 0, 0 }, "num_range");     /* values reach 3*4+2 = 14 */
-    expect_error((EdParams){ 4, 8, -3, 0, 0 }, "num_range");
-    expect_error((EdParams){ 4, 8, 10001, 0, 0 }, "num_range");
-    expect_error((EdParams){ 20, 8, 60, 0, 0 }, "num_range");    /* 62 possible at l = 20 */
-    expect_error((EdParams){ 4, 8, 0, 2, 0 }, "direct");
-    expect_error((EdParams){ 4, 8, 0, 0, -1 }, "uniform_costs");
+    expect_error((EdParams){ 3, 8, 0, 0, 0, 0 }, "length");
+    expect_error((EdParams){ ED_MAX_LENGTH + 1, 8, 0, 0, 0, 0 }, "length");
+    expect_error((EdParams){ 6, 0, 0, 0, 0, 0 }, "using");
+    expect_error((EdParams){ 6, 25, 0, 0, 0, 0 }, "using");
+    expect_error((EdParams){ 4, 8, 14, 0, 0, 0 }, "num_range");     /* values reach 3*4+2 = 14 */
+    expect_error((EdParams){ 4, 8, -3, 0, 0, 0 }, "num_range");
+    expect_error((EdParams){ 4, 8, 10001, 0, 0, 0 }, "num_range");
+    expect_error((EdParams){ 20, 8, 60, 0, 0, 0 }, "num_range");    /* 62 possible at l = 20 */
+    expect_error((EdParams){ 4, 8, 0, 2, 0, 0 }, "direct");
+    expect_error((EdParams){ 4, 8, 0, 0, -1, 0 }, "uniform_costs");
     AlError err = { 0 };
-    CHECK(ed_check(&(EdParams){ 4, 8, 15, 0, 0 }, &err) == 0, "num_range 15 at l = 4: %s", err.msg);
-    CHECK(ed_check(&(EdParams){ 4, 8, 7, 0, 1 }, &err) == 0, "unit costs need only l+3: %s", err.msg);
-    CHECK(ed_check(&(EdParams){ 4, 24, 0, 0, 0 }, &err) == 0, "using 24 (26 letters): %s", err.msg);
+    CHECK(ed_check(&(EdParams){ 4, 8, 15, 0, 0, 0 }, &err) == 0, "num_range 15 at l = 4: %s", err.msg);
+    CHECK(ed_check(&(EdParams){ 4, 8, 7, 0, 1, 0 }, &err) == 0, "unit costs need only l+3: %s", err.msg);
+    CHECK(ed_check(&(EdParams){ 4, 24, 0, 0, 0, 0 }, &err) == 0, "using 24 (26 letters): %s", err.msg);
     /* The public 60 integers (vocabulary 91) for every l ≤ 19; widened at l = 20. */
-    CHECK(ed_num_range(&(EdParams){ 19, 8, 0, 0, 0 }) == 60, "l = 19");
-    CHECK(ed_num_range(&(EdParams){ 20, 8, 0, 0, 0 }) == 63 && ed_vocab_size(&(EdParams){ 20, 8, 0, 0, 0 }) == 94,
+    CHECK(ed_num_range(&(EdParams){ 19, 8, 0, 0, 0, 0 }) == 60, "l = 19");
+    CHECK(ed_num_range(&(EdParams){ 20, 8, 0, 0, 0, 0 }) == 63 && ed_vocab_size(&(EdParams){ 20, 8, 0, 0, 0, 0 }) == 94,
           "l = 20 widened to 63");
-    CHECK(ed_num_range(&(EdParams){ 20, 8, 0, 0, 1 }) == 60, "l = 20, unit costs");
+    CHECK(ed_num_range(&(EdParams){ 20, 8, 0, 0, 1, 0 }) == 60, "l = 20, unit costs");
     /* Paper 004's maximum CoT lengths 72/210/342/506 (without <eos>). */
     static const int paper_l[] = { 6, 12, 16, 20 }, paper_L[] = { 72, 210, 342, 506 };
     for (int i = 0; i < 4; i++)
-        CHECK(ed_max_len(&(EdParams){ paper_l[i], 8, 0, 0, 0 }) == paper_L[i] + 1, "paper l = %d", paper_l[i]);
+        CHECK(ed_max_len(&(EdParams){ paper_l[i], 8, 0, 0, 0, 0 }) == paper_L[i] + 1, "paper l = %d", paper_l[i]);
     /* Feng's direct MAXLEN 31/39/47 for l = 12/16/20 is our max_len + 1 (its loader drops a column). */
-    CHECK(ed_max_len(&(EdParams){ 12, 8, 0, 1, 0 }) == 30, "direct l = 12");
+    CHECK(ed_max_len(&(EdParams){ 12, 8, 0, 1, 0, 0 }) == 30, "direct l = 12");
 }
 
 static void test_names_and_key(void) {
-    EdParams p = { 4, 8, 0, 0, 0 };
+    EdParams p = { 4, 8, 0, 0, 0, 0 };
     static const char *const special[] = { "<pad>", "<sep>", "<eos>", "|", "," };
     int bad = 0;
     for (int i = 0; i < 5; i++) bad += strcmp(ed_token_name(&p, i), special[i]) != 0;

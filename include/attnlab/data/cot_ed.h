@@ -1,6 +1,6 @@
 /* cot_ed.h — edit distance with a chain of thought (paper 004, Yang et al. 2024,
  * data of Feng et al. 2023: public generator guyuntian/CoT_benchmark ED/data.py,
- * tokens and loss from ED/dataloader.py).
+ * tokens and loss from ED/dataloader.py), and its ED_Local variant (below).
  *
  * The task.  Given strings s (length a) and t (length b), a ≤ b, output the cost of
  * turning one into the other.  The chain of thought is the dp table, row by row:
@@ -22,6 +22,23 @@
  *
  * (note m[1][5] = 7, not 8: the border row is cheap).  Direct variant (p->direct):
  * "y g j g g g | y g a g g g <sep> 3 <eos>".
+ *
+ * ED_Local (p->local; paper 004, "Do Efficient Transformers Really Save
+ * Computation?", names an ED "modified to have a higher locality" but does not
+ * define it — this definition is ours, docs/design.md decision 14).  The same
+ * strings, table and answer; each cell restates the two letters it compares before
+ * its value, "s_i t_j m[i][j]":
+ *
+ *     y g j g g g | y g a g g g <sep>
+ *     y y 0 y g 2 y a 4 y g 6 y g 7 y g 8 , g y 2 g g 0 g a 2 … , … <sep> 3 <eos>
+ *
+ * A row is 3b + 1 tokens, so from the position that predicts m[i][j] (the one
+ * holding t_j) its inputs lie 0 (t_j), 1 (s_i), 2 (m[i][j−1]), 3b (m[i−1][j]) and
+ * 3b + 3 (m[i−1][j−1]) tokens back: a window of 3(b + 1), where the plain chain
+ * must reach back into the prompt for the letters.  The letters themselves repeat
+ * the cell 3 tokens back (s_i, j ≥ 2) or the row above (t_j, i ≥ 2); only the first
+ * row's t_j and each row's first s_i are copied from the prompt.  Every token of the
+ * chain, letters included, is a target, as in the plain task.
  *
  * Tokens (vocab_size = num_range + 31; 91 with the public num_range 60):
  *     0 <pad>  1 <sep>  2 <eos>  3 |  4 ,  5..30 the letters a..z  31 + v the integer v
@@ -47,7 +64,8 @@
  * Lengths (tokens, <eos> included), at most: CoT ℓ² + 5ℓ + 7 (a = ℓ, b = ℓ + 2:
  * a + b + 2 prompt, a(b + 1) CoT, 3 for "<sep> answer <eos>"), direct 2ℓ + 6.
  * Scaled sizes ℓ = 4/5/6/7: 43/57/73/91; paper sizes 6/12/16/20: 73/211/343/507
- * (its quoted 72/210/342/506 do not count <eos>).  Lengths vary per example.
+ * (its quoted 72/210/342/506 do not count <eos>).  ED_Local: 3ℓ² + 9ℓ + 7
+ * (a(3b + 1) CoT), ℓ = 4/5/6/7: 91/127/169/217.  Lengths vary per example.
  *
  * Targets, prompt_len, answer span, the evaluation protocol (token before the first
  * generated <eos>) and deduplication are those of cot_lis.h: target[i] =
@@ -58,8 +76,8 @@
  * 2ℓ + 4 tokens (ed_prompt_key).  Both orders of two equally long strings are
  * different prompts, as they are different sequences in the public sets.
  *
- * Randomness: the draws depend neither on `direct` nor on `uniform_costs`, so one
- * Rng state gives the same pair of strings in every variant. */
+ * Randomness: the draws depend on none of `direct`, `uniform_costs` and `local`, so
+ * one Rng state gives the same pair of strings in every variant. */
 #ifndef ATTNLAB_DATA_COT_ED_H
 #define ATTNLAB_DATA_COT_ED_H
 
@@ -82,6 +100,7 @@ typedef struct EdParams {
     int num_range;      /* integer tokens 0..num_range−1; 0 = max(60, largest possible value + 1) */
     int direct;         /* 1: answer only (the public "decoder" files), no chain of thought */
     int uniform_costs;  /* 1: every edit costs 1 (Levenshtein) instead of the public 1|2/2/3 */
+    int local;          /* 1: ED_Local, cells "s_i t_j m[i][j]" (needs direct = 0) */
 } EdParams;
 
 /* Returns 0, or 2 with err naming the bad parameter. */
@@ -89,7 +108,7 @@ int  ed_check(const EdParams *p, AlError *err);
 int  ed_max_value(const EdParams *p);       /* largest possible dp value: 3ℓ + 2, uniform ℓ + 2 */
 int  ed_num_range(const EdParams *p);       /* the effective num_range (0 resolved) */
 int  ed_vocab_size(const EdParams *p);      /* num_range + 31 */
-int  ed_max_len(const EdParams *p);         /* ℓ² + 5ℓ + 7, direct 2ℓ + 6 */
+int  ed_max_len(const EdParams *p);         /* ℓ² + 5ℓ + 7, ED_Local 3ℓ² + 9ℓ + 7, direct 2ℓ + 6 */
 /* "<pad>" "<sep>" "<eos>" "|" "," "a".."z" or the decimal value; "?" outside the vocabulary. */
 const char *ed_token_name(const EdParams *p, int id);
 

@@ -34,6 +34,7 @@ typedef struct CfgTask {
     int number_range;        /* lis: values 1..range−1; ed: integer tokens; 0 = the task's default */
     int letters;             /* ed: alphabet the strings use (public --using) */
     int uniform_costs;       /* ed: bool, Levenshtein costs instead of the public generator's */
+    int local;               /* ed: bool, ED_Local: every chain-of-thought cell restates its two letters */
     int depth, types;        /* dyck: bounded depth and bracket types (paper 003: 2, 2) */
     int keys;                /* assoc_recall: key alphabet K >= seq_len; 0 = 4 * seq_len */
     int symbols;             /* eq_one, eq_ncp: |Σ| besides [sep] (paper 003: 1024); eq_random: 2 */
