@@ -15,6 +15,7 @@
 #include "attnlab/data/cot_ed.h"
 #include "attnlab/data/dataset.h"
 #include "check.h"
+#include "ed_law.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -195,19 +196,7 @@ static void test_table_random(void) {
 
 /* ---- samples at the scaled sizes ----------------------------------------- */
 
-/* Statistics of the public law (Python re-implementation, 200 000 draws). */
-typedef struct Ref {
-    int l;
-    double mean, sd, mean_uniform, sd_uniform, p_shorter, p_equal, letters, sd_letters;
-} Ref;
-enum { REF_DRAWS = 200000 };
-
-static void check_mean(double got, double want, double sd, int draws, const char *what, int l) {
-    double se = sd * sqrt(1.0 / draws + 1.0 / REF_DRAWS);
-    CHECK(fabs(got - want) < 5 * se, "l = %d: %s %.4f, public law %.4f (se %.4f)", l, what, got, want, se);
-}
-
-static void test_samples(const Ref *ref, int draws) {
+static void test_samples(const EdLaw *ref, int draws) {
     int l = ref->l;
     EdParams p = { l, 8, 0, 0, 0, 0 }, pu = { l, 8, 0, 0, 1, 0 };
     AlError err = { 0 };
@@ -241,13 +230,7 @@ static void test_samples(const Ref *ref, int draws) {
     CHECK(t.max_len_seen == ed_max_len(&p), "l = %d: longest example %d, max_len %d", l,
           t.max_len_seen, ed_max_len(&p));
     CHECK(t.max_value <= ed_max_value(&p) && tu.max_value <= ed_max_value(&pu), "l = %d: values", l);
-    check_mean(t.sum_ans / draws, ref->mean, ref->sd, draws, "mean answer", l);
-    check_mean(tu.sum_ans / draws, ref->mean_uniform, ref->sd_uniform, draws, "mean unit-cost answer", l);
-    check_mean(t.n_shorter / draws, ref->p_shorter, sqrt(ref->p_shorter * (1 - ref->p_shorter)), draws,
-               "P(first string shorter than l)", l);
-    check_mean(t.n_equal / draws, ref->p_equal, sqrt(ref->p_equal * (1 - ref->p_equal)), draws,
-               "P(equal lengths)", l);
-    check_mean(t.sum_letters / draws, ref->letters, ref->sd_letters, draws, "mean letters used", l);
+    ed_law_check(ref, t.sum_ans, tu.sum_ans, t.n_shorter, t.n_equal, t.sum_letters, draws);
     printf("ED l=%d: %d samples x 2 cost modes in %.3f s (checker included), mean answer %.3f "
            "(public law %.3f), unit costs %.3f (%.3f), max value %d, longest %d tokens\n", l, draws, sec,
            t.sum_ans / draws, ref->mean, tu.sum_ans / draws, ref->mean_uniform, t.max_value,
@@ -448,10 +431,8 @@ int main(void) {
     test_table_golden();
     test_table_extremes();
     test_table_random();
-    static const Ref small = { 4, 5.2214, 2.7107, 2.5272, 1.1962, 0.4263, 0.2308, 3.9868, 1.1470 };
-    static const Ref large = { 7, 8.5926, 4.3628, 3.8906, 1.8840, 0.4384, 0.2183, 5.1510, 1.5306 };
-    test_samples(&small, 20000);
-    test_samples(&large, 20000);
+    test_samples(&ED_LAW_SMALL, 20000);
+    test_samples(&ED_LAW_LARGE, 20000);
     test_other_sizes();
     test_direct();
     test_extract();

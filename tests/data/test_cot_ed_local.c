@@ -22,6 +22,7 @@
 #include "attnlab/data/dataset.h"
 #include "attnlab/data/task.h"
 #include "check.h"
+#include "ed_law.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -231,31 +232,8 @@ static void test_checker(void) {
 
 /* ---- samples at the scaled sizes ----------------------------------------- */
 
-/* Statistics of the public law (test_cot_ed.c's reference: a separate Python
- * re-implementation, 200 000 draws).  The strings are the plain task's. */
-typedef struct Ref {
-    int l;
-    double mean, sd, mean_uniform, sd_uniform, p_shorter, p_equal, letters, sd_letters;
-} Ref;
-enum { REF_DRAWS = 200000 };
-
-static void check_mean(double got, double want, double sd, int draws, const char *what, int l) {
-    double se = sd * sqrt(1.0 / draws + 1.0 / REF_DRAWS);
-    CHECK(fabs(got - want) < 5 * se, "l = %d: %s %.4f, public law %.4f (se %.4f)", l, what, got, want, se);
-}
-
-static void check_law(const Ref *ref, const Tally *t, const Tally *tu, int draws) {
-    int l = ref->l;
-    check_mean(t->sum_ans / draws, ref->mean, ref->sd, draws, "mean answer", l);
-    check_mean(tu->sum_ans / draws, ref->mean_uniform, ref->sd_uniform, draws, "mean unit-cost answer", l);
-    check_mean(t->n_shorter / draws, ref->p_shorter, sqrt(ref->p_shorter * (1 - ref->p_shorter)), draws,
-               "P(first string shorter than l)", l);
-    check_mean(t->n_equal / draws, ref->p_equal, sqrt(ref->p_equal * (1 - ref->p_equal)), draws,
-               "P(equal lengths)", l);
-    check_mean(t->sum_letters / draws, ref->letters, ref->sd_letters, draws, "mean letters used", l);
-}
-
-static void test_samples(const Ref *ref, int draws) {
+/* The strings are the plain task's, so their law is ed_law.h's. */
+static void test_samples(const EdLaw *ref, int draws) {
     int l = ref->l;
     EdParams p = { l, 8, 0, 0, 0, 1 }, pu = { l, 8, 0, 0, 1, 1 };
     AlError err = { 0 };
@@ -283,7 +261,7 @@ static void test_samples(const Ref *ref, int draws) {
           max_len_formula(l, 1));
     CHECK(t.max_value <= 3 * l + 2 && tu.max_value <= l + 2, "l = %d: values %d, %d", l, t.max_value,
           tu.max_value);
-    check_law(ref, &t, &tu, draws);
+    ed_law_check(ref, t.sum_ans, tu.sum_ans, t.n_shorter, t.n_equal, t.sum_letters, draws);
     printf("ED_Local l=%d: %d samples x 2 cost modes, mean answer %.3f (public law %.3f), unit costs %.3f "
            "(%.3f), max value %d, longest %d tokens\n", l, draws, t.sum_ans / draws, ref->mean,
            tu.sum_ans / draws, ref->mean_uniform, t.max_value, t.max_len_seen);
@@ -445,10 +423,8 @@ static void print_example(void) {
 
 int main(void) {
     test_checker();
-    static const Ref small = { 4, 5.2214, 2.7107, 2.5272, 1.1962, 0.4263, 0.2308, 3.9868, 1.1470 };
-    static const Ref large = { 7, 8.5926, 4.3628, 3.8906, 1.8840, 0.4384, 0.2183, 5.1510, 1.5306 };
-    test_samples(&small, 20000);
-    test_samples(&large, 20000);
+    test_samples(&ED_LAW_SMALL, 20000);
+    test_samples(&ED_LAW_LARGE, 20000);
     test_other_sizes();
     test_same_problems();
     test_max_len();
