@@ -127,34 +127,87 @@ long lsh_proj_floats(const Lsh *lsh, int n) {
 /* The transform and the rotation on nb vectors of p coordinates held coordinate-major:
  * coordinate c of vector b at y[c·stride + b].  One vector is stride 1, nb 1; a
  * block of rows (crosspolytope_block) is stride LSH_BLOCK, and then every butterfly
- * and sign multiply is a loop over the rows that the compiler vectorises.  Each
- * vector sees the same operations in the same order either way, so codes do not
- * depend on the blocking. */
-static inline void fwht_cols(float *y, int p, long stride, int nb) {
-    for (int h = 1; h < p; h <<= 1)
-        for (int i = 0; i < p; i += h << 1)
-            for (int j = i; j < i + h; j++) {
-                float *u = y + j * stride, *w = y + (j + h) * stride;
-                for (int b = 0; b < nb; b++) {
-                    float x0 = u[b], x1 = w[b];
-                    u[b] = x0 + x1;
-                    w[b] = x0 - x1;
-                }
-            }
+ * and sign multiply is a loop over the rows that the compiler vectorises.
+ *
+ * Why stages are fused three (or two) at a time: the radix-2 stages h, 2h and 4h
+ * only mix the 8 coordinates j + k·h (k = 0..7) of one group, so a pass can load
+ * such a group once, apply all three stages' butterflies in registers and store it
+ * once — 3 passes over the block at p = 128 instead of 7, which is what bounds the
+ * speed (bench: the loads and stores, not the adds).  Every butterfly still sees
+ * the same two inputs as in the stage-by-stage order, so the result is the same
+ * to the bit, and so is every code whatever the blocking.
+ *
+ * The ±1 diagonal of a rotation round is applied as the first pass loads its
+ * group (s, or NULL for none). */
+#define BFLY(a, b) do { float t_ = (a); (a) = t_ + (b); (b) = t_ - (b); } while (0)
+
+/* The three fused stages on one group; restrict parameters (which gcc honours,
+ * unlike restrict locals) let the loop over the rows vectorise. */
+static inline void bfly8(float *restrict u0, float *restrict u1, float *restrict u2, float *restrict u3,
+                         float *restrict u4, float *restrict u5, float *restrict u6, float *restrict u7,
+                         const float *sg, int nb) {
+    const float s0 = sg[0], s1 = sg[1], s2 = sg[2], s3 = sg[3], s4 = sg[4], s5 = sg[5], s6 = sg[6], s7 = sg[7];
+    for (int b = 0; b < nb; b++) {
+        float a0 = u0[b] * s0, a1 = u1[b] * s1, a2 = u2[b] * s2, a3 = u3[b] * s3;
+        float a4 = u4[b] * s4, a5 = u5[b] * s5, a6 = u6[b] * s6, a7 = u7[b] * s7;
+        BFLY(a0, a1); BFLY(a2, a3); BFLY(a4, a5); BFLY(a6, a7);     /* stage h */
+        BFLY(a0, a2); BFLY(a1, a3); BFLY(a4, a6); BFLY(a5, a7);     /* stage 2h */
+        BFLY(a0, a4); BFLY(a1, a5); BFLY(a2, a6); BFLY(a3, a7);     /* stage 4h */
+        u0[b] = a0, u1[b] = a1, u2[b] = a2, u3[b] = a3;
+        u4[b] = a4, u5[b] = a5, u6[b] = a6, u7[b] = a7;
+    }
+}
+
+static inline void bfly4(float *restrict u0, float *restrict u1, float *restrict u2, float *restrict u3,
+                         const float *sg, int nb) {
+    const float s0 = sg[0], s1 = sg[1], s2 = sg[2], s3 = sg[3];
+    for (int b = 0; b < nb; b++) {
+        float a0 = u0[b] * s0, a1 = u1[b] * s1, a2 = u2[b] * s2, a3 = u3[b] * s3;
+        BFLY(a0, a1); BFLY(a2, a3);                                 /* stage h */
+        BFLY(a0, a2); BFLY(a1, a3);                                 /* stage 2h */
+        u0[b] = a0, u1[b] = a1, u2[b] = a2, u3[b] = a3;
+    }
+}
+
+static inline void bfly2(float *restrict u0, float *restrict u1, const float *sg, int nb) {
+    const float s0 = sg[0], s1 = sg[1];
+    for (int b = 0; b < nb; b++) {
+        float a0 = u0[b] * s0, a1 = u1[b] * s1;
+        BFLY(a0, a1);
+        u0[b] = a0, u1[b] = a1;
+    }
+}
+
+/* One pass of `radix` (2, 4 or 8) fused stages starting at stage h. */
+static inline void fwht_pass(float *y, int p, int h, int radix, long stride, int nb, const float *s) {
+    for (int i = 0; i < p; i += h * radix)
+        for (int j = i; j < i + h; j++) {
+            float *u[8], sg[8];
+            for (int k = 0; k < radix; k++) u[k] = y + (j + k * h) * stride, sg[k] = s ? s[j + k * h] : 1.0f;
+            if (radix == 8) bfly8(u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], sg, nb);
+            else if (radix == 4) bfly4(u[0], u[1], u[2], u[3], sg, nb);
+            else bfly2(u[0], u[1], sg, nb);
+        }
+}
+#undef BFLY
+
+/* y ← H·diag(s)·y (s NULL: H·y), H the unnormalised p × p Walsh–Hadamard matrix.
+ * p = 1 has no stage; then only the diagonal applies. */
+static inline void fwht_cols(float *y, int p, long stride, int nb, const float *s) {
+    int h = 1;
+    if (p == 1 && s)
+        for (int b = 0; b < nb; b++) y[b] *= s[0];
+    for (; h << 3 <= p; h <<= 3, s = NULL) fwht_pass(y, p, h, 8, stride, nb, s);
+    if (h << 2 <= p) fwht_pass(y, p, h, 4, stride, nb, s), h <<= 2, s = NULL;
+    if (h << 1 <= p) fwht_pass(y, p, h, 2, stride, nb, s);
 }
 
 /* LSH_ROTATIONS rounds of (the ±1 diagonal s, then the transform). */
 static inline void rotate_cols(const float *s, float *y, int p, long stride, int nb) {
-    for (int r = 0; r < LSH_ROTATIONS; r++, s += p) {
-        for (int c = 0; c < p; c++) {
-            float *yc = y + c * stride, sc = s[c];
-            for (int b = 0; b < nb; b++) yc[b] *= sc;
-        }
-        fwht_cols(y, p, stride, nb);
-    }
+    for (int r = 0; r < LSH_ROTATIONS; r++, s += p) fwht_cols(y, p, stride, nb, s);
 }
 
-void lsh_fwht(float *v, int log_n) { fwht_cols(v, 1 << log_n, 1, 1); }
+void lsh_fwht(float *v, int log_n) { fwht_cols(v, 1 << log_n, 1, 1, NULL); }
 
 void lsh_rotate(const Lsh *lsh, int table, int func, const float *x, float *y) {
     const int p = lsh->rot_dim;
@@ -190,9 +243,11 @@ static void crosspolytope_block(const Lsh *lsh, const float *x, int nb, uint64_t
             for (int i = 0; i < nb; i++) best[i] = 0, best_abs[i] = fabsf(y[i]);
             for (int c = 1; c < m; c++) {
                 const float *yc = y + (long)c * LSH_BLOCK;
-                for (int i = 0; i < nb; i++) {
+                for (int i = 0; i < nb; i++) {   /* branch-free, so it vectorises as blends */
                     float a = fabsf(yc[i]);
-                    if (a > best_abs[i]) best_abs[i] = a, best[i] = c;
+                    int gt = a > best_abs[i];
+                    best_abs[i] = gt ? a : best_abs[i];
+                    best[i] = gt ? c : best[i];
                 }
             }
             for (int i = 0; i < nb; i++) {
