@@ -1,10 +1,12 @@
 /* distill.c — see distill.h. */
 #include "attnlab/anna/distill.h"
 #include "attnlab/anna/finetune.h"
+#include "attnlab/anna/grid_journal.h"
 #include "attnlab/anna/lsh.h"
 #include "attnlab/anna/ops_anna.h"
 #include "attnlab/data/task.h"
 #include "attnlab/io/atomic_file.h"
+#include "attnlab/io/crc32c.h"
 #include "attnlab/io/dirlock.h"
 #include "attnlab/report/svg.h"
 #include "attnlab/train/checkpoint.h"
@@ -13,6 +15,7 @@
 #include "attnlab/util/fsutil.h"
 #include "attnlab/util/intlist.h"
 #include "attnlab/util/rng.h"
+#include "attnlab/util/strbuf.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -289,11 +292,11 @@ static long best_cell(const Grid *g, const Cell *cells) {
 /* extra: more members for the object ("\"finetune\": {…}"), or NULL. */
 static int write_summary(const char *dir, const char *model_path, const Config *cfg, const Grid *g,
                          const Cell *cells, double surrogate, double surrogate_valid, int valid_n, int test_n,
-                         double seconds, const char *extra, AlError *err) {
+                         double seconds, long resumed, const char *extra, AlError *err) {
     long best = best_cell(g, cells);
     AnnaCell a = grid_cell(g, best);
     char cell[512] = "";
-    size_t len = 0, cap = 2048 + (extra ? strlen(extra) : 0) + 2 * strlen(model_path);
+    size_t len = 0, cap = 2112 + (extra ? strlen(extra) : 0) + 2 * strlen(model_path);
     cJSON *model_json = cJSON_CreateString(model_path);
     char *model = cJSON_PrintUnformatted(model_json);   /* the path as a JSON string, escaped */
     cJSON_Delete(model_json);
@@ -301,6 +304,9 @@ static int write_summary(const char *dir, const char *model_path, const Config *
     for (int i = 0; i < a.n; i++)
         len += (size_t)snprintf(cell + len, sizeof cell - len, "%s{\"layer\": %d, \"tables\": %d, \"funcs\": %d}",
                                 i ? ", " : "", a.layer[i], a.tables[i], a.funcs[i]);
+    /* A continued grid: "seconds" is the last sitting's; the cells the journal held are counted. */
+    char resumed_note[64] = "";
+    if (resumed) snprintf(resumed_note, sizeof resumed_note, ",\n  \"cells_from_journal\": %ld", resumed);
     char *text = al_malloc(cap);
     snprintf(text, cap,
              "{\n  \"model\": %s,\n  \"surrogate_test_error\": %.6f,\n  \"surrogate_valid_error\": %.6f,\n  \"family\": \"%s\",\n"
@@ -308,11 +314,11 @@ static int write_summary(const char *dir, const char *model_path, const Config *
              "  \"positions\": \"%s\",\n  \"chosen_on\": \"validation\",\n"
              "  \"best_valid_mean_error\": %.6f,\n  \"best_valid_std_error\": %.6f,\n"
              "  \"best_mean_error\": %.6f,\n  \"best_std_error\": %.6f,\n  \"best_cell\": [%s],\n"
-             "  \"seconds\": %.2f%s%s\n}\n",
+             "  \"seconds\": %.2f%s%s%s\n}\n",
              model, surrogate, surrogate_valid, cfg->distill.family == DISTILL_CROSSPOLYTOPE ? "crosspolytope" : "hyperplane",
              cfg->distill.last_dim, cfg->distill.runs, cfg->distill.seed, g->cells, valid_n, test_n,
              cfg->distill.score_all ? "all" : "task", cells[best].v_mean, cells[best].v_std, cells[best].mean,
-             cells[best].std, cell, seconds, extra ? ",\n  " : "", extra ? extra : "");
+             cells[best].std, cell, seconds, resumed_note, extra ? ",\n  " : "", extra ? extra : "");
     char path[AL_PATH_MAX];
     int rc = al_path_fmt(path, sizeof path, err, "%s/anna_summary.json", dir) ? err->code
                                                                            : write_text_atomic(path, text, err);
@@ -377,6 +383,7 @@ typedef struct GridClock {
     double a, b, total_w, done_w;
     double t0, last_line, interval_s;
     long done, cell, draws;       /* cells finished; the cell running, its draws done */
+    long resumed;                 /* of the cells finished, those read from the journal */
 } GridClock;
 
 static int time_one_draw(const Config *cfg, Model *m, Tape *t, const Dataset *valid, const Dataset *test,
@@ -402,22 +409,27 @@ static void clock_fit(GridClock *k, const Grid *g, double t_first, double t_last
 
 static double clock_draw_weight(const GridClock *k, long c) { return k->a + k->b * (double)cell_load(k->g, c); }
 
-/* Prints the grid's size, times the two calibration draws and prints the estimate. */
+/* Prints the grid's size, times the two calibration draws and prints the estimate
+ * for the cells not done yet (done[c]: found in the journal). */
 static int clock_start(GridClock *k, const Config *cfg, Model *m, Tape *t, const Dataset *valid, const Dataset *test,
-                       const Grid *g, double surrogate, AlError *err) {
+                       const Grid *g, double surrogate, const unsigned char *done, long n_done, AlError *err) {
     int runs = cfg->distill.runs;
     memset(k, 0, sizeof *k);
     k->g = g;
     k->runs = runs;
+    k->done = k->resumed = n_done;
     fprintf(stderr, "distill: surrogate test token error %.4f; grid of %ld cells x %d draws = %ld evaluations of %d "
             "validation + %d test sequences\n", surrogate, g->cells, runs, g->cells * runs, valid->n, test->n);
+    if (n_done)
+        fprintf(stderr, "distill: continuing: %ld of %ld cells were done (read from the grid journal)\n", n_done,
+                g->cells);
     fflush(stderr);
     double t_first, t_last;
     if (time_one_draw(cfg, m, t, valid, test, g, 0, &t_first, err)) return err->code;
     if (g->cells == 1) t_last = t_first;
     else if (time_one_draw(cfg, m, t, valid, test, g, g->cells - 1, &t_last, err)) return err->code;
     clock_fit(k, g, t_first, t_last);
-    for (long c = 0; c < g->cells; c++) k->total_w += runs * clock_draw_weight(k, c);
+    for (long c = 0; c < g->cells; c++) k->total_w += done[c] ? 0 : runs * clock_draw_weight(k, c);
     char eta[32];
     progress_format_eta(eta, sizeof eta, k->total_w);
     fprintf(stderr, "distill: estimated %s for the grid (one draw of the first cell took %.3fs, of the last %.3fs)\n",
@@ -439,7 +451,7 @@ static void clock_draw_done(void *arg) {
     char eta[32], spent[32];
     progress_format_eta(eta, sizeof eta, k->done_w > 0 ? elapsed * (k->total_w - k->done_w) / k->done_w : -1);
     progress_format_eta(spent, sizeof spent, elapsed);
-    long evals = k->done * k->runs + k->draws;
+    long evals = (k->done - k->resumed) * k->runs + k->draws;   /* this sitting's */
     fprintf(stderr, "distill: %ld/%ld cells (%ld%%) | elapsed %s | %.1f evaluations/s | ETA %s\n", k->done,
             k->g->cells, 100 * k->done / k->g->cells, spent, elapsed > 0 ? (double)evals / elapsed : 0, eta);
     fflush(stderr);
@@ -481,8 +493,47 @@ static int check_model(const CfgModel *m, const char *source, AlError *err) {
     return 0;
 }
 
+static uint32_t dataset_crc(const Dataset *d) {
+    size_t n = (size_t)d->n * d->seq_len * sizeof(int);
+    return crc32c(crc32c(0, d->tokens, n), d->targets, n);
+}
+
+/* The grid's identity for its journal: everything a cell's numbers depend on — the
+ * model's parameters, the two evaluation sets (checksums), the hash family and
+ * seeds, the draws per cell, the scored positions — and the grid's cells. */
+static char *journal_key(const Config *cfg, const Model *m, const Grid *g, const Dataset *valid, const Dataset *test) {
+    const CfgDistill *d = &cfg->distill;
+    StrBuf b = {0};
+    strbuf_printf(&b, "family=%s last_dim=%d runs=%d seed=%d positions=%s model=%08x valid=%d:%08x test=%d:%08x",
+                  lsh_family_name(distill_family(d)), d->last_dim, d->runs, d->seed, d->score_all ? "all" : "task",
+                  crc32c(0, m->params.data, (size_t)m->params.total * sizeof(float)), valid->n, dataset_crc(valid),
+                  test->n, dataset_crc(test));
+    for (int i = 0; i < g->n; i++) {
+        strbuf_printf(&b, " layer%d=tables:", g->layer[i]);
+        for (int k = 0; k < g->n_tables[i]; k++) strbuf_printf(&b, "%s%d", k ? "," : "", g->tables[i][k]);
+        strbuf_printf(&b, "/funcs:");
+        for (int k = 0; k < g->n_funcs[i]; k++) strbuf_printf(&b, "%s%d", k ? "," : "", g->funcs[i][k]);
+    }
+    strbuf_printf(&b, " same_funcs=%d", g->same_funcs);
+    return b.s;
+}
+
+/* Opens the journal and fills cells[] with the cells it holds (done[c] set). */
+static int journal_resume(GridJournal *j, const char *dir, const char *key, const Grid *g, JournalMode mode,
+                          Cell *cells, unsigned char *done, long *n_done, AlError *err) {
+    double *vals = al_calloc((size_t)g->cells * JOURNAL_VALUES, sizeof(double));
+    int rc = grid_journal_open(j, dir, key, g->cells, mode, done, vals, n_done, err);
+    for (long c = 0; c < g->cells && !rc; c++)
+        if (done[c]) {
+            const double *v = vals + c * JOURNAL_VALUES;
+            cells[c] = (Cell){ v[0], v[1], v[2], v[3] };
+        }
+    free(vals);
+    return rc;
+}
+
 int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, const char *model_path, int quiet,
-                AlError *err) {
+                JournalMode journal, AlError *err) {
     if (check_model(&m->cfg, td->source, err)) return err->code;
     Grid g;
     if (grid_from_config(&cfg->distill, m->cfg.n_layers, &g, err)) return err->code;
@@ -498,15 +549,25 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     tape_init(&tape, &arena);
     double t0 = progress_now(), surrogate = anna_test_error(m, &tape, &test, NULL, cfg->train.batch_size);
     double surrogate_valid = anna_test_error(m, &tape, &valid, NULL, cfg->train.batch_size);
-    GridClock clock;
-    int rc = quiet ? 0 : clock_start(&clock, cfg, m, &tape, &valid, &test, &g, surrogate, err);
     Cell *cells = al_calloc((size_t)g.cells, sizeof *cells);
+    unsigned char *done = al_calloc((size_t)g.cells, 1);
+    char *key = journal_key(cfg, m, &g, &valid, &test);
+    GridJournal jr;
+    long n_done = 0;
+    GridClock clock;
+    int rc = journal_resume(&jr, dir, key, &g, journal, cells, done, &n_done, err);
+    if (!rc && !quiet) rc = clock_start(&clock, cfg, m, &tape, &valid, &test, &g, surrogate, done, n_done, err);
     for (long c = 0; c < g.cells && !rc; c++) {
+        if (done[c]) continue;
         AnnaCell a = grid_cell(&g, c);
         clock.cell = c;
         rc = cell_errors(cfg, m, &tape, &valid, &test, &a, &cells[c].v_mean, &cells[c].v_std, &cells[c].mean,
                          &cells[c].std, quiet ? NULL : clock_draw_done, &clock, err);
+        if (!rc) rc = grid_journal_add(&jr, c, (const double[]){ cells[c].v_mean, cells[c].v_std, cells[c].mean,
+                                                                 cells[c].std }, err);
     }
+    free(key);
+    free(done);
     tape_free(&tape);
     arena_free(&arena);
     char what[128];
@@ -516,7 +577,8 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     if (!rc && g.n == 1) rc = figures_one_layer(dir, &g, cells, what, err);
     if (!rc && g.n == 2) rc = figures_two_layers(dir, &g, cells, what, err);
     if (!rc) rc = write_summary(dir, model_path, cfg, &g, cells, surrogate, surrogate_valid, valid.n, test.n,
-                                progress_now() - t0, NULL, err);
+                                progress_now() - t0, n_done, NULL, err);
+    grid_journal_close(&jr, !rc);   /* kept unless the grid's outputs are all written */
     if (!rc && !quiet) {
         long best = best_cell(&g, cells);
         printf("distill: wrote %s/anna_grid.csv (%.1fs); best cell by validation error %.4f: test error %.4f ± %.4f "
@@ -535,7 +597,7 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
         scored.test = test;
         if (!rc) rc = finetune_run(cfg, m, &scored, ft, n_ft, dir, quiet, &extra, err);
         if (!rc) rc = write_summary(dir, model_path, cfg, &g, cells, surrogate, surrogate_valid, valid.n, test.n,
-                                    progress_now() - t0, extra, err);
+                                    progress_now() - t0, n_done, extra, err);
         free(extra);
     }
     free(cells);
@@ -545,7 +607,7 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
 }
 
 int distill_main(const char *run_dir, const char *out_dir, const char *const *overrides, int n_overrides, int quiet,
-                 AlError *err) {
+                 int resume, AlError *err) {
     char path[AL_PATH_MAX], model_path[AL_PATH_MAX];
     Config cfg;
     /* Both folders fit with the files joined to them, or nothing starts. */
@@ -570,10 +632,12 @@ int distill_main(const char *run_dir, const char *out_dir, const char *const *ov
         task_free(&td);
         return err->code;
     }
+    atomic_remove_stale(separate ? out_dir : run_dir);   /* what a killed grid's atomic write left */
     Model *m = model_create(&cfg.model, td.vocab_size, td.n_classes, td.seq_len, cfg.seed);
     AL_ASSERT(!al_path_fmt(model_path, sizeof model_path, NULL, "%s/model.safetensors", run_dir));
     int rc = checkpoint_load_model(model_path, m, err);
-    if (!rc) rc = distill_run(&cfg, m, &td, separate ? out_dir : run_dir, model_path, quiet, err);
+    if (!rc) rc = distill_run(&cfg, m, &td, separate ? out_dir : run_dir, model_path, quiet,
+                              resume ? JOURNAL_RESUME : JOURNAL_FRESH, err);
     model_free(m);
     task_free(&td);
     dirlock_release(&out_lock);

@@ -2,7 +2,7 @@
  *
  *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume | --force] [--quiet]
  *   ./train data CONFIG.json [--set …] [--out DIR]
- *   ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--quiet]
+ *   ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--resume] [--quiet]
  *   ./train eval RUN_DIR [--data FILE.jsonl] [--set eval.key=value]… [--json] [--out FILE]
  *   ./train generate RUN_DIR [--prompt "tokens…" | --data FILE.jsonl] [--max-new N]
  *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR] [--anna CELL [--grid DIR] [--draw K]]
@@ -50,10 +50,12 @@ static void usage(FILE *f) {
         "  ./train CONFIG.json [options]   train as the config says; results in results/<name>/\n"
         "  ./train data CONFIG.json        write the config's train/test sets to data/<task>/*.jsonl\n"
         "                                  (--set and --out work as for training; format: data/README.md)\n"
-        "  ./train distill RUN_DIR [--out DIR]\n"
+        "  ./train distill RUN_DIR [--out DIR] [--resume]\n"
         "                                  replace the trained attention by ANNA (LSH) over the\n"
         "                                  distill.* grid; writes anna_grid.csv and SVG figures there\n"
         "                                  (or into DIR, so grids with other --set distill.… sit side by side)\n"
+        "                                  (--resume: continue a grid that was stopped, from the cells in\n"
+        "                                  its anna_grid.journal)\n"
         "                                  (distill.finetune_steps > 0: then fine-tunes with ANNA in\n"
         "                                  the loop and writes anna_finetune.csv)\n"
         "  ./train eval RUN_DIR [--data FILE.jsonl] [--set eval.key=value] [--json] [--out FILE]\n"
@@ -197,13 +199,14 @@ static int cmd_train(int argc, char **argv, int first, int write_data) {
     return report(write_data ? train_write_data(&opt, &err) : cli_train_run(&opt, &err), &err);
 }
 
-/* ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--quiet] */
+/* ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--resume] [--quiet] */
 static int cmd_distill(int argc, char **argv) {
     const char *sets[MAX_SETS], *dir = NULL, *out = NULL;
-    int n_sets = 0, quiet = 0;
+    int n_sets = 0, quiet = 0, resume = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < MAX_SETS) sets[n_sets++] = argv[++i];
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+        else if (!strcmp(argv[i], "--resume")) resume = 1;
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (argv[i][0] == '-') return usage_error("unknown distill option '%s'", argv[i]);
         else if (dir) return usage_error("more than one run folder given ('%s')", argv[i]);
@@ -212,7 +215,7 @@ static int cmd_distill(int argc, char **argv) {
     if (!dir) return usage_error("%s", "distill needs a run folder (e.g. results/match2)");
     AlError err = {0};
     if (out && !*out) return usage_error("%s", "--out needs a folder name");
-    return report(distill_main(dir, out, sets, n_sets, quiet, &err), &err);
+    return report(distill_main(dir, out, sets, n_sets, quiet, resume, &err), &err);
 }
 
 int main(int argc, char **argv) {

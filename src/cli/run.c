@@ -4,7 +4,8 @@
 
 static int distill_if_enabled(const TrainedRun *run, AlError *err) {
     if (!run->cfg->distill.enabled) return 0;
-    return distill_run(run->cfg, run->model, run->data, run->dir, "model.safetensors", run->quiet, err);
+    /* A training resumed after its grid was stopped continues the grid. */
+    return distill_run(run->cfg, run->model, run->data, run->dir, "model.safetensors", run->quiet, JOURNAL_AUTO, err);
 }
 
 int cli_train_run(const TrainOptions *opt, AlError *err) {

@@ -237,7 +237,7 @@ int main(void) {
 
     /* Re-running on a sub-grid gives the same numbers: seeded, nested hashes. */
     const char *sets[] = {"distill.tables=2..4", "distill.funcs=2"};
-    CHECK(distill_main(out, NULL, sets, 2, 1, &err) == 0, "./train distill failed: %s", err.msg);
+    CHECK(distill_main(out, NULL, sets, 2, 1, 0, &err) == 0, "./train distill failed: %s", err.msg);
     snprintf(path, sizeof path, "%s/anna_grid.csv", out);
     char *sub = slurp(path);
     for (int l = 2; l <= 4; l++)
@@ -267,7 +267,7 @@ int main(void) {
     char side[1100];
     snprintf(side, sizeof side, "%s/side/cp", out);
     const char *cp[] = {"distill.tables=2..4", "distill.funcs=2", "distill.family=crosspolytope"};
-    CHECK(distill_main(out, side, cp, 3, 1, &err) == 0, "distill --out failed: %s", err.msg);
+    CHECK(distill_main(out, side, cp, 3, 1, 0, &err) == 0, "distill --out failed: %s", err.msg);
     snprintf(path, sizeof path, "%s/anna_grid.csv", out);
     char *again = slurp(path);
     CHECK(again && sub && !strcmp(again, sub), "distill --out changed the run folder's anna_grid.csv");
@@ -286,14 +286,14 @@ int main(void) {
 
     /* A model with "dot" scores: refused before any work, naming the key and the value. */
     const char *dot[] = {"model.attention.score=dot", "distill.enabled=false"};
-    CHECK(distill_main(out, NULL, dot, 1, 1, &err) == 2 && strstr(err.msg, "--set model.attention.score=dot: "
+    CHECK(distill_main(out, NULL, dot, 1, 1, 0, &err) == 2 && strstr(err.msg, "--set model.attention.score=dot: "
           "model.attention.score: distillation into ANNA (distill.enabled) needs \"unit_norm\""), "dot scores: %s", err.msg);
-    CHECK(distill_main(out, NULL, dot, 2, 1, &err) == 2 && strstr(err.msg, "config.json: model.attention.score: distillation "
+    CHECK(distill_main(out, NULL, dot, 2, 1, 0, &err) == 2 && strstr(err.msg, "config.json: model.attention.score: distillation "
           "into ANNA needs \"unit_norm\"") && strstr(err.msg, "but this model's is \"dot\""), "dot scores: %s", err.msg);
 
     /* Only softmax attention can be distilled. */
     const char *lin[] = {"model.attention.type=linear"};
-    CHECK(distill_main(out, NULL, lin, 1, 1, &err) == 2 && strstr(err.msg, "softmax"), "linear model: %s", err.msg);
+    CHECK(distill_main(out, NULL, lin, 1, 1, 0, &err) == 2 && strstr(err.msg, "softmax"), "linear model: %s", err.msg);
 
     /* Two layers with one shared z axis: each tied cell (l1, z, l2, z) is the
      * untied grid's cell with the same values, row for row. */
@@ -311,7 +311,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/anna_grid.csv", out);
     char *tied = slurp(path);
     const char *untie[] = {"distill.same_funcs=false"};
-    CHECK(distill_main(out, NULL, untie, 1, 1, &err) == 0, "untied distill failed: %s", err.msg);
+    CHECK(distill_main(out, NULL, untie, 1, 1, 0, &err) == 0, "untied distill failed: %s", err.msg);
     char *full = slurp(path);
     int tied_rows = 0, full_rows = 0, found = 0;
     for (const char *p = full; p && *p; p++) full_rows += *p == '\n';
@@ -347,10 +347,10 @@ int main(void) {
     snprintf(out, sizeof out, "%s/run9", tmp);
     TrainOptions o9 = { .config_path = cfg, .out_dir = out, .quiet = 1 };
     CHECK(train_run(&o9, &err) == 0, "nine-layer train failed: %s", err.msg);
-    CHECK(distill_main(out, NULL, NULL, 0, 1, &err) == 2 && strstr(err.msg, "distill.layers \"all\" selects 9 layers"),
+    CHECK(distill_main(out, NULL, NULL, 0, 1, 0, &err) == 2 && strstr(err.msg, "distill.layers \"all\" selects 9 layers"),
           "nine layers: %s", err.msg);
     const char *eight[] = {"distill.layers=1..8", "distill.tables=1", "distill.funcs=1", "distill.runs=1"};
-    CHECK(distill_main(out, NULL, eight, 4, 1, &err) == 0, "eight of nine layers: %s", err.msg);
+    CHECK(distill_main(out, NULL, eight, 4, 1, 0, &err) == 0, "eight of nine layers: %s", err.msg);
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

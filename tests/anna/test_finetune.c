@@ -80,7 +80,7 @@ static const char *grid_mean(const char *grid, int tables, int funcs, char *out,
 
 static int distill(const char *const *sets, int n, AlError *err) {
     memset(err, 0, sizeof *err);
-    return distill_main(run, NULL, sets, n, 1, err);
+    return distill_main(run, NULL, sets, n, 1, 0, err);
 }
 
 static void test_auto_cells(const char *model_bytes, size_t model_len) {

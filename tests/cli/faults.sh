@@ -34,6 +34,15 @@
 #   long_paths    over-long paths (--out of a run, distill, curve; the config file, a
 #                 run folder, sweep --merge, task.train_path): exit 2 naming the
 #                 option, nothing written; a 523-character --out is used whole.
+#   distill_resume  a distillation grid killed (SIGKILL) at each of its write
+#                 boundaries in turn — every cell line of anna_grid.journal half written,
+#                 every atomic write: without --resume the unfinished grid is refused
+#                 (exit 2, naming the journal and --resume) and left byte for byte; with
+#                 it the grid finishes with an anna_grid.csv identical to an
+#                 uninterrupted grid's, the same summary numbers, and no journal or
+#                 temporary file left.  --resume with other grid settings is refused
+#                 showing both keys; a training whose end-of-training grid was killed
+#                 continues that grid on `./train CONFIG --resume`.
 #   output_folder an --out under a regular file, a read-only folder (a read-only tmpfs
 #                 as root, chmod 555 otherwise) for a new and a resumed run, and
 #                 --resume of a missing folder: each a clear error naming the path,
@@ -431,8 +440,92 @@ case_output_folder() {
     fi
 }
 
+# The numbers of a grid (the summary's timing and file names aside).
+grid_numbers() {
+    grep -E '"(surrogate_test_error|surrogate_valid_error|cells|best_valid_mean_error|best_valid_std_error|best_mean_error|best_std_error|best_cell)"' "$1/anna_summary.json"
+}
+same_grid() {   # same_grid DIR REF
+    cmp -s "$1/anna_grid.csv" "$2/anna_grid.csv" || return 1
+    grid_numbers "$1" >"$work/grid.a" 2>/dev/null && grid_numbers "$2" >"$work/grid.b" && cmp -s "$work/grid.a" "$work/grid.b"
+}
+
+case_distill_resume() {
+    "$bin" "$cfg" --out "$work/run" --quiet >"$work/out.txt" 2>&1
+    ok $? "training the surrogate failed: $(cat "$work/out.txt")"
+    set -- --set distill.tables=1..3 --set distill.funcs=1..2 --set distill.runs=2 --quiet
+    "$bin" distill "$work/run" --out "$work/gref" "$@" >"$work/out.txt" 2>&1
+    ok $? "the uninterrupted grid failed: $(cat "$work/out.txt")"
+    ATTNLAB_TEST_TRACE_WRITES=1 "$bin" distill "$work/run" --out "$work/gtrace" "$@" 2>"$work/trace.txt" >/dev/null
+    total=$(grep -c '^write boundary ' "$work/trace.txt")
+    lines=$(grep -c '^write boundary .*: partial .*anna_grid.journal' "$work/trace.txt")
+    [ "$lines" -eq 6 ] && [ "$total" -gt "$lines" ]
+    ok $? "traced $total write boundaries, $lines of them journal lines (want the grid's 6 cells)"
+    k=1 refused=0
+    while [ "$k" -le "$total" ]; do
+        what=$(sed -n "s/^write boundary $k: //p" "$work/trace.txt")
+        t="$work/g$k"
+        ATTNLAB_TEST_KILL_AT_WRITE=$k "$bin" distill "$work/run" --out "$t" "$@" >/dev/null 2>&1
+        rc=$?
+        ok $((rc != 137)) "boundary $k ($what): exit code $rc, expected 137 (killed there)"
+        if [ -f "$t/anna_grid.journal" ]; then
+            cp "$t/anna_grid.journal" "$work/journal.before"
+            "$bin" distill "$work/run" --out "$t" "$@" >"$work/out.txt" 2>&1
+            rc=$?
+            [ "$rc" -eq 2 ] && grep -q "anna_grid.journal holds an unfinished grid (.* cells done): continue it with --resume" "$work/out.txt"
+            ok $? "boundary $k ($what): a grid over the unfinished one was not refused (exit $rc): $(cat "$work/out.txt")"
+            cmp -s "$t/anna_grid.journal" "$work/journal.before"
+            ok $? "boundary $k ($what): the refusal changed the journal"
+            refused=$((refused + 1))
+        fi
+        "$bin" distill "$work/run" --out "$t" --resume "$@" >"$work/out.txt" 2>&1
+        ok $? "boundary $k ($what): --resume failed: $(cat "$work/out.txt")"
+        same_grid "$t" "$work/gref"
+        ok $? "boundary $k ($what): the continued grid differs from the uninterrupted one"
+        [ ! -e "$t/anna_grid.journal" ] && ! ls "$t" | grep -q '\.tmp\.'
+        ok $? "boundary $k ($what): left behind: $(ls "$t")"
+        k=$((k + 1))
+    done
+    echo "distill_resume: killed at each of $total write boundaries ($refused left a journal)"
+    # Another grid's settings over an unfinished journal: refused, both keys shown.
+    ATTNLAB_TEST_KILL_AT_WRITE=5 "$bin" distill "$work/run" --out "$work/other" "$@" >/dev/null 2>&1
+    "$bin" distill "$work/run" --out "$work/other" --resume "$@" --set distill.runs=3 >"$work/out.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q "is another grid than this one; its key:" "$work/out.txt" && grep -q "runs=2" "$work/out.txt" &&
+        grep -q "runs=3" "$work/out.txt"
+    ok $? "--resume with other grid settings: exit $rc: $(cat "$work/out.txt")"
+    # A damaged journal: a complete line attnlab did not write, or another file.
+    sed -i '3s/.*/cell 99 x/' "$work/other/anna_grid.journal"
+    "$bin" distill "$work/run" --out "$work/other" --resume "$@" >"$work/out.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q 'other/anna_grid.journal:3: expected "cell INDEX" (0..5) and 4 numbers, got "cell 99 x"' "$work/out.txt"
+    ok $? "a damaged journal line: exit $rc: $(cat "$work/out.txt")"
+    echo "my notes" >"$work/other/anna_grid.journal"
+    "$bin" distill "$work/run" --out "$work/other" --resume "$@" >"$work/out.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q 'other/anna_grid.journal:1: not a grid journal (expected "attnlab grid journal 1")' "$work/out.txt" &&
+        [ "$(cat "$work/other/anna_grid.journal")" = "my notes" ]
+    ok $? "another file as the journal: exit $rc (or the file was changed): $(cat "$work/out.txt")"
+    printf 'attnlab grid journal 1\n' >"$work/other/anna_grid.journal"
+    "$bin" distill "$work/run" --out "$work/other" --resume "$@" >"$work/out.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q 'other/anna_grid.journal: not a grid journal (no "attnlab grid journal 1" and key lines)' "$work/out.txt"
+    ok $? "a journal without its key line: exit $rc: $(cat "$work/out.txt")"
+    # The grid a training runs when it ends, killed at its third cell line.
+    ATTNLAB_TEST_TRACE_WRITES=1 "$bin" "$cfg" --out "$work/trt" --set distill.enabled=true "$@" 2>"$work/trt.txt" >/dev/null
+    kill_at=$(sed -n 's/^write boundary \([0-9]*\): partial .*anna_grid.journal$/\1/p' "$work/trt.txt" | sed -n 3p)
+    ATTNLAB_TEST_KILL_AT_WRITE=${kill_at:-0} "$bin" "$cfg" --out "$work/trk" --set distill.enabled=true "$@" >/dev/null 2>&1
+    rc=$?
+    ok $((rc != 137)) "the training's grid was not killed at its third cell line (boundary '$kill_at', exit $rc)"
+    "$bin" "$cfg" --out "$work/trk" --resume --set distill.enabled=true "$@" >"$work/out.txt" 2>&1
+    ok $? "--resume of a training killed in its grid failed: $(cat "$work/out.txt")"
+    same_grid "$work/trk" "$work/gref" && [ ! -e "$work/trk/anna_grid.journal" ] &&
+        grep -q '"cells_from_journal": 2' "$work/trk/anna_summary.json"
+    ok $? "the training's continued grid differs from the uninterrupted one, or did not use its 2 journaled cells"
+}
+
 case "$case" in
 kill) case_kill ;;
+distill_resume) case_distill_resume ;;
 signals) case_signals ;;
 signals_in_save) case_signals_in_save ;;
 run_folder) case_run_folder ;;

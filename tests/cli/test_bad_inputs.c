@@ -345,7 +345,7 @@ static int run_checkpoint(const Row *r, const char *out, const char **sets, int 
     CHECK(make_input(r, file, n) == 0, "line %d: cannot make the input '%s'", r->line, r->input);
     if (model) {
         const char *grid[] = { "distill.runs=1", "distill.tables=1", "distill.funcs=1" };
-        return distill_main(out, NULL, grid, 3, 1, err);
+        return distill_main(out, NULL, grid, 3, 1, 0, err);
     }
     TrainOptions o = { .config_path = OK_CONFIG, .overrides = sets, .n_overrides = n_sets, .out_dir = out,
                        .resume = 1, .quiet = 1 };

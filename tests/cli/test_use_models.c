@@ -346,7 +346,7 @@ static void test_inspect_grid_hashing(const char *m2, char **argv) {
     snprintf(grid, sizeof grid, "%s/m2_grid_cp", tmp);
     const char *sets[] = { "distill.tables=1..3", "distill.funcs=1..2", "distill.runs=2",
                            "distill.family=crosspolytope", "distill.seed=5" };
-    CHECK(distill_main(m2, grid, sets, 5, 1, &err) == 0, "distill (cross-polytope): %s", err.msg);
+    CHECK(distill_main(m2, grid, sets, 5, 1, 0, &err) == 0, "distill (cross-polytope): %s", err.msg);
     cJSON *summary = read_json(tu_path(grid, "anna_summary.json"));
     const cJSON *b = cJSON_GetArrayItem(cJSON_GetObjectItem(summary, "best_cell"), 0);
     snprintf(cell, sizeof cell, "%d,%d", cJSON_GetObjectItem(b, "tables")->valueint,
@@ -396,7 +396,7 @@ static void test_inspect_anna(const char *arith, const char *m2) {
     /* best of a small grid, its draw 1 */
     snprintf(grid, sizeof grid, "%s/m2_grid", tmp);
     const char *sets[] = { "distill.tables=1..3", "distill.funcs=1..2", "distill.runs=2" };
-    CHECK(distill_main(m2, grid, sets, 3, 1, &err) == 0, "distill: %s", err.msg);
+    CHECK(distill_main(m2, grid, sets, 3, 1, 0, &err) == 0, "distill: %s", err.msg);
     snprintf(out, sizeof out, "%s/inspect_anna_m2", tmp);
     argv[1] = (char *)m2, argv[2] = "--anna", argv[3] = "best", argv[4] = "--grid", argv[5] = grid;
     argv[6] = "--draw", argv[7] = "1", argv[8] = "--out", argv[9] = out;

@@ -36,10 +36,19 @@
  *   anna_layers_heatmap.svg   two layers: layer-1 ℓ × layer-2 ℓ, the test error of the z
  *                       pair of least validation error (Fig. 1b: best over z)
  * and, with distill.finetune_steps > 0, fine-tuning with ANNA in the loop
- * (finetune.h): anna_finetune.csv and a "finetune" entry in anna_summary.json. */
+ * (finetune.h): anna_finetune.csv and a "finetune" entry in anna_summary.json.
+ *
+ * Stopping and continuing.  While the grid runs, each finished cell is appended to
+ * anna_grid.journal (grid_journal.h) in the output folder, which is deleted once
+ * the outputs above are written.  A grid stopped by a signal, a kill or the end of
+ * a sitting continues from it: `./train distill … --resume`, or, for the grid a
+ * training runs when it ends, `./train CONFIG --resume`.  Its numbers are those of
+ * an uninterrupted grid; anna_summary.json then adds "cells_from_journal" and its
+ * "seconds" are the last sitting's. */
 #ifndef ATTNLAB_ANNA_DISTILL_H
 #define ATTNLAB_ANNA_DISTILL_H
 
+#include "attnlab/anna/grid_journal.h"
 #include "attnlab/anna/lsh.h"
 #include "attnlab/data/task.h"
 #include "attnlab/config/distill_cells.h"
@@ -83,18 +92,21 @@ void distill_eval_set(const Config *cfg, const TaskData *td, const Dataset *src,
 /* Runs cfg->distill's grid on m (a trained softmax transformer with unit-norm
  * scores) over a validation split and td's test set and writes the outputs into dir; then, if distill.finetune_steps > 0, fine-tunes
  * (finetune.h) on td's training data.  m's parameters are left as they were.
- * model_path names the file m came from in anna_summary.json ("model").
+ * model_path names the file m came from in anna_summary.json ("model"); journal:
+ * what to do with an unfinished grid's journal in dir (grid_journal.h).
  * Returns 0 or an error code with err filled. */
 int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir, const char *model_path, int quiet,
-                AlError *err);
+                JournalMode journal, AlError *err);
 
 /* `./train distill RUN_DIR [--out DIR]`: the run's effective config (with
  * overrides, e.g. --set distill.tables=1..8), its model.safetensors and its test
  * set, regenerated from the config's seed.  The grid's files go into out_dir
  * (created if missing; NULL: the run folder), so grids of one model with other
  * settings (another hash family, say) can sit side by side.  The run folder is
- * locked as a run's; a separate out_dir is locked too. */
+ * locked as a run's; a separate out_dir is locked too.  resume: continue the
+ * unfinished grid in the output folder (JOURNAL_RESUME); without it such a grid is
+ * refused, not replaced (JOURNAL_FRESH). */
 int distill_main(const char *run_dir, const char *out_dir, const char *const *overrides, int n_overrides, int quiet,
-                 AlError *err);
+                 int resume, AlError *err);
 
 #endif
