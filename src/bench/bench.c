@@ -197,7 +197,8 @@ int bench_main(int argc, char **argv, AlError *err) {
      * machine's one-core GEMM speed" is the figure comparable across settings. */
     for (int th = 0; th < 2; th++) qsort(gemm[th], (size_t)rounds, sizeof(double), cmp_double);
     double g1 = gemm[0][rounds / 2];
-    printf("sgemm 1024^3: %.2f GFLOP/s with 1 thread, %.2f with 2 (medians)\n", g1, gemm[1][rounds / 2]);
+    printf("sgemm 1024^3: %.2f GFLOP/s with 1 thread, %.2f with 2 (medians; OpenBLAS kernels %s)\n", g1,
+           gemm[1][rounds / 2], gemm_core_name());
     printf("%-8s %-8s %10s %10s %22s %10s %14s %10s\n", "model", "threads", "ms/step", "GFLOP/s",
            "% of 1-thread sgemm", "speedup", "outside GEMM", "arena MB");
     for (int th = 0; th < 2; th++) printf("RESULT sgemm1024 threads=%d gflops=%.2f\n", th + 1, gemm[th][rounds / 2]);

@@ -27,6 +27,7 @@
 #include "attnlab/sweep/sweep.h"
 #include "attnlab/config/config.h"
 #include "attnlab/util/fsutil.h"
+#include "attnlab/util/gemm.h"
 #include "attnlab/util/version.h"
 
 #include <stdio.h>
@@ -219,6 +220,7 @@ static int cmd_distill(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    gemm_prefer_avx512_kernels(argv);   /* may re-execute this program once (util/gemm.h) */
     if (argc < 2) {
         usage(stderr);
         return 2;

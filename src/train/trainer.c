@@ -16,6 +16,7 @@
 #include "attnlab/train/runfolder.h"
 #include "attnlab/train/step.h"
 #include "attnlab/util/fsutil.h"
+#include "attnlab/util/gemm.h"
 #include "attnlab/util/strbuf.h"
 #include "attnlab/util/testhook.h"
 #include "attnlab/util/version.h"
@@ -290,6 +291,7 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
      * from 0.5.0 that key says what it still names, the BLAS threads (of a shard: 1). */
     cJSON_AddNumberToObject(j, "threads", r->threads);
     cJSON_AddNumberToObject(j, "blas_threads", 1);
+    cJSON_AddStringToObject(j, "blas_core", gemm_core_name());   /* OpenBLAS's kernel set (util/gemm.h) */
     cJSON_AddNumberToObject(j, "peak_rss_mb", peak_rss_kb() / 1024.0);
     attnlab_add_provenance(j);
     char *text = cJSON_Print(j), path[AL_PATH_MAX];
