@@ -121,7 +121,7 @@ void lsh_free(Lsh *lsh) {
 #define LSH_BLOCK 32   /* rows a cross-polytope hash transforms at once (see crosspolytope_block) */
 
 long lsh_proj_floats(const Lsh *lsh, int n) {
-    return lsh->family == LSH_HYPERPLANE ? (long)n * lsh->n_proj : (long)lsh->rot_dim * LSH_BLOCK;
+    return lsh->family == LSH_HYPERPLANE ? (long)n * lsh->n_proj : 2L * lsh->rot_dim * LSH_BLOCK;
 }
 
 /* The transform and the rotation on nb vectors of p coordinates held coordinate-major:
@@ -226,28 +226,36 @@ static void hyperplane_codes(const Lsh *lsh, const float *p, uint64_t *codes) {
     }
 }
 
-/* Rows x[0..nb) (nb ≤ LSH_BLOCK): their ℓ codes, with y (p × LSH_BLOCK) as scratch. */
-static void crosspolytope_block(const Lsh *lsh, const float *x, int nb, uint64_t *codes, float *y) {
+/* Rows x[0..nb) (nb ≤ LSH_BLOCK): their ℓ codes, with 2·p·LSH_BLOCK floats of
+ * scratch: xt, the rows transposed once (coordinate-major, zero-padded to p
+ * coordinates and LSH_BLOCK rows), and y, where each function's rotation runs.
+ * Why every function works on all LSH_BLOCK lanes, even past nb: a constant
+ * count lets the compiler unroll each butterfly into whole vectors (no loop over
+ * a handful of lanes); the extra lanes are zeros and their codes are not used. */
+static void crosspolytope_block(const Lsh *lsh, const float *x, int nb, uint64_t *codes, float *scratch) {
     const int z = lsh->n_funcs, b = lsh->bits, p = lsh->rot_dim, d = lsh->dim, l = lsh->n_tables;
+    float *xt = scratch, *y = scratch + (long)p * LSH_BLOCK;
     int best[LSH_BLOCK];
     float best_abs[LSH_BLOCK];
+    memset(xt, 0, (size_t)p * LSH_BLOCK * sizeof(float));
+    for (int i = 0; i < nb; i++)
+        for (int c = 0; c < d; c++) xt[(long)c * LSH_BLOCK + i] = x[(long)i * d + c];
     for (int i = 0; i < nb; i++)
         for (int t = 0; t < l; t++) codes[(long)i * l + t] = 0;
     for (int t = 0; t < l; t++)
         for (int f = 0; f < z; f++) {
-            for (int c = 0; c < p; c++)
-                for (int i = 0; i < nb; i++) y[(long)c * LSH_BLOCK + i] = c < d ? x[(long)i * d + c] : 0.0f;
-            rotate_cols(lsh->signs + ((long)t * z + f) * LSH_ROTATIONS * p, y, p, LSH_BLOCK, nb);
+            memcpy(y, xt, (size_t)p * LSH_BLOCK * sizeof(float));
+            rotate_cols(lsh->signs + ((long)t * z + f) * LSH_ROTATIONS * p, y, p, LSH_BLOCK, LSH_BLOCK);
             /* crosspolytope_bucket per row: the first c < m of largest |y_c|. */
             const int m = f == z - 1 ? lsh->last_dim : p;
-            for (int i = 0; i < nb; i++) best[i] = 0, best_abs[i] = fabsf(y[i]);
+            for (int i = 0; i < LSH_BLOCK; i++) best[i] = 0, best_abs[i] = fabsf(y[i]);
             for (int c = 1; c < m; c++) {
                 const float *yc = y + (long)c * LSH_BLOCK;
-                for (int i = 0; i < nb; i++) {   /* branch-free, so it vectorises as blends */
+                for (int i = 0; i < LSH_BLOCK; i++) {   /* masks, not branches: it vectorises */
                     float a = fabsf(yc[i]);
-                    int gt = a > best_abs[i];
-                    best_abs[i] = gt ? a : best_abs[i];
-                    best[i] = gt ? c : best[i];
+                    int gt = -(a > best_abs[i]);          /* all ones where c is the new largest */
+                    best[i] = (best[i] & ~gt) | (c & gt);
+                    best_abs[i] = a > best_abs[i] ? a : best_abs[i];
                 }
             }
             for (int i = 0; i < nb; i++) {
