@@ -1,7 +1,8 @@
 #!/bin/sh
 # results_in_git.sh — what results/ may keep in git (results/README.md: What is kept
-# in git): no training state and no sweep cell's checkpoint is tracked, every tracked
-# .safetensors is a final model listed in results/README.md, and the tracked files
+# in git): no training state, no sweep cell's checkpoint and no unfinished grid's
+# journal is tracked, every tracked .safetensors is a final model listed in
+# results/README.md, and the tracked files
 # of results/ stay under 30 MB (a sweep once committed 176 MB of checkpoints).
 #   sh tests/results_in_git.sh REPO     exits 77 (skipped) outside a git checkout
 repo=${1:-.}
@@ -23,5 +24,8 @@ bytes=$(git ls-files -z results | xargs -0 cat 2>/dev/null | wc -c)
 # A new training state under results/ must be ignored, not offered to git add.
 git check-ignore -q results/x/train_state.safetensors || fail ".gitignore does not keep training states out"
 git check-ignore -q results/x/cells/y/model.safetensors || fail ".gitignore does not keep cell checkpoints out"
+git check-ignore -q results/x/anna_grid.journal || fail ".gitignore does not keep unfinished grids' journals out"
+journals=$(git ls-files "results/*anna_grid.journal" | head -n 5)
+[ -z "$journals" ] || fail "unfinished grids' journals are tracked: $journals"
 echo "results_in_git: $bytes bytes tracked under results/, $failures failed"
 [ "$failures" -eq 0 ]
