@@ -412,7 +412,8 @@ static double clock_draw_weight(const GridClock *k, long c) { return k->a + k->b
 /* Prints the grid's size, times the two calibration draws and prints the estimate
  * for the cells not done yet (done[c]: found in the journal). */
 static int clock_start(GridClock *k, const Config *cfg, Model *m, Tape *t, const Dataset *valid, const Dataset *test,
-                       const Grid *g, double surrogate, const unsigned char *done, long n_done, AlError *err) {
+                       const Grid *g, double surrogate, const unsigned char *done, long n_done, const char *journal,
+                       AlError *err) {
     int runs = cfg->distill.runs;
     memset(k, 0, sizeof *k);
     k->g = g;
@@ -423,6 +424,8 @@ static int clock_start(GridClock *k, const Config *cfg, Model *m, Tape *t, const
     if (n_done)
         fprintf(stderr, "distill: continuing: %ld of %ld cells were done (read from the grid journal)\n", n_done,
                 g->cells);
+    fprintf(stderr, "distill: finished cells are kept in %s; if the grid is stopped, the same command with --resume "
+            "continues it\n", journal);
     fflush(stderr);
     double t_first, t_last;
     if (time_one_draw(cfg, m, t, valid, test, g, 0, &t_first, err)) return err->code;
@@ -556,7 +559,7 @@ int distill_run(const Config *cfg, Model *m, const TaskData *td, const char *dir
     long n_done = 0;
     GridClock clock;
     int rc = journal_resume(&jr, dir, key, &g, journal, cells, done, &n_done, err);
-    if (!rc && !quiet) rc = clock_start(&clock, cfg, m, &tape, &valid, &test, &g, surrogate, done, n_done, err);
+    if (!rc && !quiet) rc = clock_start(&clock, cfg, m, &tape, &valid, &test, &g, surrogate, done, n_done, jr.path, err);
     for (long c = 0; c < g.cells && !rc; c++) {
         if (done[c]) continue;
         AnnaCell a = grid_cell(&g, c);

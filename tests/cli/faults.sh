@@ -486,6 +486,11 @@ case_distill_resume() {
         k=$((k + 1))
     done
     echo "distill_resume: killed at each of $total write boundaries ($refused left a journal)"
+    # Not quiet: the grid says where its cells are kept and how to continue.
+    "$bin" distill "$work/run" --out "$work/loud" --set distill.tables=1 --set distill.funcs=1 --set distill.runs=1 \
+        >"$work/out.txt" 2>&1
+    grep -q "distill: finished cells are kept in $work/loud/anna_grid.journal; if the grid is stopped, the same command with --resume continues it" "$work/out.txt"
+    ok $? "no line naming the journal and --resume: $(cat "$work/out.txt")"
     # Another grid's settings over an unfinished journal: refused, both keys shown.
     ATTNLAB_TEST_KILL_AT_WRITE=5 "$bin" distill "$work/run" --out "$work/other" "$@" >/dev/null 2>&1
     "$bin" distill "$work/run" --out "$work/other" --resume "$@" --set distill.runs=3 >"$work/out.txt" 2>&1
