@@ -215,17 +215,24 @@ static void dropout_backward(TapeEntry *e) {
         for (long i = 0; i < e->out->n; i++) dx[i] = (keep[i] ? scale : 0.0f) * dy[i];
 }
 
-Tensor *ad_dropout(Tape *t, Tensor *x, float p) {
+Tensor *ad_dropout(Tape *t, Tensor *x, float p) { return ad_dropout_rows(t, x, p, NULL, 0); }
+
+Tensor *ad_dropout_rows(Tape *t, Tensor *x, float p, const int *rows, int grid_rows_per_item) {
     AL_ASSERT(p >= 0.0f && p < 1.0f);
     if (!t->training || p == 0.0f) return x;
-    long n = x->n;
+    long n = x->n, per_row = n / x->shape[0];
     uint8_t *keep = tape_scratch(t, (size_t)n);
     /* Drop when a 53-bit uniform u = bits·2⁻⁵³ is below p (rng_uniform's convention). */
     uint64_t key = rng_u64(&t->rng), thr = (uint64_t)ldexp((double)p, 53);
-    /* A shard of a batch (t->batch_row0 rows in; x is (rows, …)) continues the whole
-     * batch's mask: splitmix64_at(key + k·γ, i) = splitmix64_at(key, i + k). */
-    if (t->batch_row0) key += (uint64_t)t->batch_row0 * (uint64_t)(n / x->shape[0]) * 0x9E3779B97F4A7C15ull;
-    for (long i = 0; i < n; i++) keep[i] = (splitmix64_at(key, (uint64_t)i) >> 11) >= thr;
+    /* A shard of a batch (t->batch_row0 items in) continues the whole batch's mask:
+     * splitmix64_at(key + k·γ, i) = splitmix64_at(key, i + k).  An item is a row of
+     * x, or grid_rows_per_item grid rows when x holds grid rows. */
+    long per_item = rows ? (long)grid_rows_per_item * per_row : per_row;
+    if (t->batch_row0) key += (uint64_t)t->batch_row0 * (uint64_t)per_item * 0x9E3779B97F4A7C15ull;
+    for (long i = 0; i < n; i++) {
+        long g = rows ? (long)rows[i / per_row] * per_row + i % per_row : i;   /* i's element in the grid */
+        keep[i] = (splitmix64_at(key, (uint64_t)g) >> 11) >= thr;
+    }
     float scale = 1.0f / (1.0f - p);
     int needs_grad = tape_needs_grad(t, x, NULL, NULL);
     Tensor *y = tape_tensor(t, needs_grad, x->ndim, x->shape);

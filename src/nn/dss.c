@@ -156,7 +156,9 @@ Tensor *dss_forward(Model *m, Tape *t, Tensor *x) {
         Tensor *h = ad_layernorm(t, x, L->norm.g, L->norm.b, m->cfg.ln_eps);
         Tensor *k = ad_dss_kernel(t, L->lambda, L->log_dt, L->w, T, m->max_len);
         Tensor *y = ad_gelu(t, ad_causal_conv(t, h, k, L->D), GELU_ERF);   /* torch nn.GELU(): erf */
-        x = ff_block(m, t, l, ad_linear_residual(t, ad_dropout(t, y, m->cfg.dropout), L->out.w, L->out.b, x));
+        y = ad_dropout(t, y, m->cfg.dropout);
+        if (l == m->cfg.n_layers - 1) y = model_keep(m, t, y), x = model_keep(m, t, x);   /* the conv was the last mixing */
+        x = ff_block(m, t, l, ad_linear_residual(t, y, L->out.w, L->out.b, x));
     }
     return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
 }

@@ -37,7 +37,7 @@ Tensor *lstm_forward(Model *m, Tape *t, Tensor *x) {
         x = ad_lstm(t, x, L->w_ih, L->w_hh, L->b);
         if (l + 1 < m->cfg.n_layers) x = ad_dropout(t, x, m->cfg.dropout);
     }
-    return x;
+    return model_keep(m, t, x);   /* only the head is left */
 }
 
 double lstm_flops_per_seq(const Model *m, int T) {

@@ -108,7 +108,7 @@ static Tensor *mixer(const Model *m, Tape *t, const MambaLayer *b, Tensor *h) {
 
 /* x += dropout(out_proj(y)); without dropout the add happens in out_proj's GEMM. */
 static Tensor *residual(const Model *m, Tape *t, const MambaLayer *b, Tensor *y, Tensor *x) {
-    if (m->cfg.dropout > 0 && t->training) return ad_add(t, x, ad_dropout(t, ad_linear(t, y, b->out_proj, NULL), m->cfg.dropout));
+    if (m->cfg.dropout > 0 && t->training) return ad_add(t, x, model_dropout(m, t, ad_linear(t, y, b->out_proj, NULL), m->cfg.dropout));
     return ad_linear_residual(t, y, b->out_proj, NULL, x);
 }
 
@@ -117,6 +117,7 @@ Tensor *mamba_forward(Model *m, Tape *t, Tensor *x) {
     for (int l = 0; l < L; l++) {
         const MambaLayer *b = &m->mamba[l];
         Tensor *y = mixer(m, t, b, ad_rmsnorm(t, x, b->norm, m->cfg.ln_eps));
+        if (l == L - 1) y = model_keep(m, t, y), x = model_keep(m, t, x);   /* the scan was the last mixing */
         x = residual(m, t, b, y, x);
     }
     return ad_rmsnorm(t, x, m->mamba[L].norm, m->cfg.ln_eps);

@@ -184,9 +184,32 @@ Tensor *model_embed(Model *m, Tape *t, const int *tokens, int B, int T, int pos0
 }
 
 Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T) {
+    return model_forward_rows(m, t, tokens, B, T, NULL, 0);
+}
+
+Tensor *model_keep(Model *m, Tape *t, Tensor *x) {
+    if (!m->keep_rows) return x;
+    const int n = m->n_keep, c = x->shape[x->ndim - 1];
+    Tensor *grid = ad_reshape(t, x, 2, (int[]){(int)(x->n / c), c});
+    m->kept++;
+    /* ad_embedding gathers rows of any 2-D tensor; its backward adds into x's grad. */
+    return ad_reshape(t, ad_embedding(t, grid, m->keep_rows, 1, &n), 3, (int[]){n, 1, c});
+}
+
+Tensor *model_dropout(const Model *m, Tape *t, Tensor *x, float p) {
+    if (m->keep_rows && m->kept) return ad_dropout_rows(t, x, p, m->keep_rows, m->keep_T);
+    return ad_dropout(t, x, p);
+}
+
+Tensor *model_forward_rows(Model *m, Tape *t, const int *tokens, int B, int T, const int *rows, int n) {
     AL_ASSERT(T >= 1 && T <= m->max_len);
+    AL_ASSERT(!rows || (n >= 1 && n <= B * T));
+    for (int i = 0; rows && i < n; i++) AL_ASSERT(rows[i] >= 0 && rows[i] < B * T);
     Tensor *x = model_embed(m, t, tokens, B, T, 0);
+    m->keep_rows = rows, m->n_keep = n, m->keep_T = T, m->kept = 0;
     x = model_arch(m->cfg.type)->forward(m, t, x);
+    AL_ASSERT(!rows || (m->kept >= 1 && x->shape[0] == n && x->shape[1] == 1));
+    m->keep_rows = NULL, m->n_keep = 0, m->kept = 0;
     return ad_linear(t, x, m->head.w, m->head.b);
 }
 

@@ -53,6 +53,15 @@ void    capture_attention(const Model *m, int layer, const Tensor *q, const Tens
  * decoder's step is T = 1 at its position). */
 Tensor *model_embed(Model *m, Tape *t, const int *tokens, int B, int T, int pos0);
 
+/* x (B, T, c) → its rows m->keep_rows as (n_keep, 1, c) while a model_forward_rows
+ * call runs; x itself otherwise (model.h).  A body calls it once its positions are
+ * mixed for the last time, on every tensor the rest of the body reads. */
+Tensor *model_keep(Model *m, Tape *t, Tensor *x);
+/* ad_dropout for the body: after model_keep, the mask of the kept rows' grid
+ * positions (ad_dropout_rows), so a model_forward_rows call drops what
+ * model_forward would have dropped there. */
+Tensor *model_dropout(const Model *m, Tape *t, Tensor *x, float p);
+
 /* ---- architectures: what lies between the embedding and the head ----------------- */
 
 /* One row per CfgModelType (model_arch(), the table in model.c).  The transformer's

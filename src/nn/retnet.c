@@ -89,6 +89,7 @@ static Tensor *ffn(const Model *m, Tape *t, const BlockMixer *mix, int layer, Te
 static Tensor *layers(Model *m, Tape *t, Tensor *x, const BlockMixer *mix) {
     for (int l = 0; l < m->cfg.n_layers; l++) {
         x = model_residual(m, t, mix, l, x, &m->retnet[l].ln1, msr);
+        if (l == m->cfg.n_layers - 1) x = model_keep(m, t, x);   /* positions mixed for the last time */
         x = model_residual(m, t, mix, l, x, &m->retnet[l].ln2, ffn);
     }
     return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);

@@ -129,12 +129,13 @@ Tensor *model_residual(const Model *m, Tape *t, const BlockMixer *mix, int layer
     float p = m->cfg.dropout;
     Tensor *h = norm(m, t, x, n);
     if (!t->training || p == 0.0f) return f(m, t, mix, layer, h, x);
-    return ad_add(t, x, ad_dropout(t, f(m, t, mix, layer, h, NULL), p));
+    return ad_add(t, x, model_dropout(m, t, f(m, t, mix, layer, h, NULL), p));
 }
 
 Tensor *transformer_blocks(Model *m, Tape *t, Tensor *x, const BlockMixer *mix) {
     for (int l = 0; l < m->cfg.n_layers; l++) {
         x = model_residual(m, t, mix, l, x, &m->blocks[l].ln1, attention);
+        if (l == m->cfg.n_layers - 1) x = model_keep(m, t, x);   /* positions mixed for the last time */
         x = model_residual(m, t, mix, l, x, &m->blocks[l].ln2, mlp);
     }
     return norm(m, t, x, &m->ln_f);

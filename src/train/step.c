@@ -20,6 +20,22 @@ Tensor *step_loss(Tape *t, Tensor *logits, const int *targets, int multilabel) {
     return multilabel ? ad_bce_multilabel(t, logits, targets) : ad_cross_entropy(t, logits, targets);
 }
 
+/* The batch's loss from the scored rows only (model_forward_rows; docs/design.md
+ * decision 16) when some rows are not scored, else from the whole grid: the same
+ * mean over the same rows, with less work. */
+static Tensor *forward_loss(Model *m, Tape *t, const Batch *b) {
+    const int all = b->batch * b->seq_len;
+    int n = 0;
+    for (int i = 0; i < all; i++) n += b->targets[i] >= 0;
+    if (n == 0 || n == all)
+        return step_loss(t, model_forward(m, t, b->tokens, b->batch, b->seq_len), b->targets, b->multilabel);
+    int *rows = tape_scratch(t, (size_t)n * sizeof(int)), *targets = tape_scratch(t, (size_t)n * sizeof(int));
+    for (int i = 0, k = 0; i < all; i++)
+        if (b->targets[i] >= 0) rows[k] = i, targets[k++] = b->targets[i];
+    Tensor *logits = model_forward_rows(m, t, b->tokens, b->batch, b->seq_len, rows, n);
+    return step_loss(t, logits, targets, b->multilabel);
+}
+
 static void zero_frozen(ParamStore *ps, const unsigned char *frozen) {
     for (int k = 0; frozen && k < ps->n; k++)
         if (frozen[k]) memset(ps->p[k].t.grad, 0, (size_t)ps->p[k].t.n * sizeof(float));
@@ -30,8 +46,7 @@ double step_gradients(Model *m, Tape *t, const Batch *b, const unsigned char *fr
     t->training = 1;   /* dropout on; evaluate() switches it off for its own passes */
     tape_reset(t);
     params_zero_grad(ps);
-    Tensor *logits = model_forward(m, t, b->tokens, b->batch, b->seq_len);
-    Tensor *loss = step_loss(t, logits, b->targets, b->multilabel);
+    Tensor *loss = forward_loss(m, t, b);
     tape_backward(t, loss);
     zero_frozen(ps, frozen);
     *grad_norm = optim_grad_norm(ps);
@@ -243,8 +258,7 @@ static void shard_run(void *ctx, int s) {
     t->training = 1;
     tape_reset(t);
     params_zero_grad(&sh->model->params);
-    Tensor *logits = model_forward(sh->model, t, v.tokens, v.batch, v.seq_len);
-    Tensor *loss = step_loss(t, logits, v.targets, v.multilabel);
+    Tensor *loss = forward_loss(sh->model, t, &v);
     sh->counted = count_targets(&v);
     sh->loss = loss->data[0];
     /* d(batch mean)/d(shard mean) = counted_s / counted; 0 for a shard (or batch)

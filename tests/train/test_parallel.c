@@ -3,7 +3,7 @@
  *   - model_replica_create: the master's values in place, gradients of its own,
  *     the same forward bit for bit;
  *   - for transformers (softmax causal and bidirectional, linear, sparse, unit-norm
- *     scores), LSTMs, Mamba, with dropout on and off: a step split over 2, 3 and 7 threads
+ *     scores), LSTMs, Mamba, DSS, RetNet, with dropout on and off: a step split over 2, 3 and 7 threads
  *     gives the one-thread step's loss and gradients to 1e-5 (relative), leaves the
  *     dropout rng where one thread leaves it, and runs twice bit for bit.  The batch
  *     (5 rows) splits unevenly and has unscored positions spread unevenly, so a
@@ -54,6 +54,10 @@ static const Case CASES[] = {
     { "mamba, dropout", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
                         "\"mamba\": {\"d_state\": 4}}" },
     { "mamba", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2}" },
+    { "dss, feed-forward, dropout", "{\"type\": \"dss\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
+                                    "\"dss\": {\"d_state\": 4, \"ff\": 2}}" },
+    { "retnet, dropout", "{\"type\": \"retnet\", \"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, "
+                         "\"dropout\": 0.2}" },
 };
 enum { N_CASES = sizeof CASES / sizeof CASES[0] };
 

@@ -66,6 +66,12 @@ Tensor *ad_silu(Tape *t, Tensor *x);
 /* Inverted dropout: zero with probability p, scale kept entries by 1/(1−p).  Only
  * when t->training and p > 0; otherwise returns x itself.  Mask from t->rng. */
 Tensor *ad_dropout(Tape *t, Tensor *x, float p);
+/* The same on x (n, …) holding rows rows[0..n) of a grid (x's row r is grid row
+ * rows[r]), with the mask ad_dropout would draw for the whole grid at those
+ * elements — so dropping after a gather equals gathering after a dropout
+ * (model_forward_rows).  grid_rows_per_item: grid rows per batch item (T), for a
+ * shard's offset (Tape.batch_row0).  Recorded as OP_DROPOUT. */
+Tensor *ad_dropout_rows(Tape *t, Tensor *x, float p, const int *rows, int grid_rows_per_item);
 
 /* out[…, :] = table[ids[…], :].  table (V, D); ids has `n_ids` entries laid out with
  * shape ids_shape (ids_ndim ≤ 3); each id in [0, V).  out (ids_shape…, D).

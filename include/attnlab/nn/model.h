@@ -148,6 +148,11 @@ typedef struct Model {
     /* Inspection: NULL, or where each layer's attention maps go (ModelCapture).
      * Owned by the caller; replicas do not copy it. */
     const ModelCapture *capture;
+    /* The rows of the (B·T) output grid a forward must produce (model_forward_rows),
+     * NULL for all of them; kept counts the body's model_keep calls.  Set for one
+     * call only. */
+    const int *keep_rows;
+    int n_keep, keep_T, kept;
 } Model;
 
 /* The name of a model type as the config spells it ("transformer", "lstm", …). */
@@ -162,6 +167,15 @@ Model  *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max
 void    model_init_params(Model *m, uint64_t seed);
 /* tokens (B, T), each in [0, vocab), T ≤ max_len.  Returns logits (B, T, n_classes). */
 Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
+/* The same forward for the n rows rows[0..n) (each b·T + t, in any order) of the
+ * (B·T) grid only: logits (n, 1, n_classes), row i those of grid row rows[i], equal
+ * to model_forward's (to rounding: the GEMMs have fewer rows).  Every position is
+ * still mixed in every layer; what is skipped is the work after the last layer's
+ * mixing that only the other rows need: the last feed-forward sublayer (transformer,
+ * RetNet), DSS's last output_linear and feed-forward block, Mamba's last out_proj,
+ * and for every type the final norm and the head.  Training uses it when some positions are not scored (index lookup and the
+ * classification tasks score one position in ~20): docs/design.md decision 16. */
+Tensor *model_forward_rows(Model *m, Tape *t, const int *tokens, int B, int T, const int *rows, int n);
 /* Forward FLOPs of the products per sequence of length T (2 per multiply-add; a
  * training step ≈ 3× this).  d = d_model, h = mlp_ratio·d, Dh = d/n_heads, L layers,
  * C = n_classes; embeddings, norms, activations and softmax exponentials are free:
