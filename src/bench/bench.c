@@ -17,8 +17,12 @@
  *   threads=blas2  one shard, two BLAS threads           (what train.threads 2 meant
  *                                                         before data parallelism)
  * Rounds alternate models and settings so a burst of load from another process
- * hits all alike, and the median round is reported.  Output lines starting with
- * "RESULT" are for bench/run. */
+ * hits all alike, and the median round is reported.  Each round also times the
+ * causal model, one thread, with only the last position of each sequence scored
+ * (as index lookup and the classification tasks): the step then computes the work
+ * after the last layer's mixing for the scored rows only (docs/design.md decision
+ * 16); its ratio to the every-position step of the same round is printed.  Output
+ * lines starting with "RESULT" are for bench/run. */
 #include "attnlab/bench/bench.h"
 #include "attnlab/nn/model.h"
 #include "attnlab/train/optim.h"
@@ -95,6 +99,13 @@ static void setup_model(BenchModel *b, const BenchSpec *s) {
     b->batch = (Batch){ b->cfg.train.batch_size, s->T, b->tokens, b->targets, 0 };
 }
 
+/* A copy of the causal model's bench with only each sequence's last position scored. */
+static void setup_last_only(BenchModel *b, const BenchSpec *s) {
+    setup_model(b, s);
+    for (int i = 0; i < b->batch.batch * s->T; i++)
+        if (i % s->T != s->T - 1) b->targets[i] = DATASET_IGNORE;
+}
+
 static void one_step(BenchModel *b, StepPool *p, long step) {
     double norm;
     step_gradients_pool(p, &b->batch, NULL, &norm);
@@ -169,8 +180,11 @@ int bench_main(int argc, char **argv, AlError *err) {
                                     "./train bench attention [--max-n N] [--out DIR])", argv[i]);
     }
     if (rounds < 1 || rounds > MAX_ROUNDS) return al_fail(err, 2, "bench: --rounds must be 1..%d", MAX_ROUNDS);
-    BenchModel models[N_MODELS];
+    BenchModel models[N_MODELS], last;
     for (int k = 0; k < N_MODELS; k++) setup_model(&models[k], &SPECS[k]);
+    enum { CAUSAL = 1 };
+    setup_last_only(&last, &SPECS[CAUSAL]);
+    double ms_last[MAX_ROUNDS];
     /* The settings: label, shards, BLAS threads, and which sgemm is "the same threads". */
     enum { N_SET = 3 };
     static const struct { const char *label; int shards, blas; } SET[N_SET] = {
@@ -191,6 +205,7 @@ int bench_main(int argc, char **argv, AlError *err) {
                 outside[k][set][r] = tm.outside_gemm;
                 arena_mb[k][set] = tm.arena_mb;   /* the same every round */
             }
+        ms_last[r] = time_steps(&last, 1, 1, SPECS[CAUSAL].steps).ms;
     }
     /* The reference is the single-thread sgemm: a second thread nearly doubles a
      * 1024³ sgemm but not the small GEMMs of these models, so "share of the
@@ -224,6 +239,14 @@ int bench_main(int argc, char **argv, AlError *err) {
                    out, arena_mb[k][set]);
         }
     }
+    qsort(ms_last, (size_t)rounds, sizeof(double), cmp_double);
+    double all = ms[CAUSAL][0][rounds / 2], one = ms_last[rounds / 2];
+    printf("causal, 1 thread, last position scored: %.3f ms/step against %.3f with every position scored: "
+           "%.2fx (scored rows only after the last mixing)\n", one, all, all / one);
+    printf("RESULT readout causal threads=1 ms_last=%.4f ms_all=%.4f ratio=%.3f\n", one, all, all / one);
+    model_free(last.model);
+    free(last.tokens);
+    free(last.targets);
     for (int k = 0; k < N_MODELS; k++) {
         model_free(models[k].model);
         free(models[k].tokens);
