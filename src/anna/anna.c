@@ -207,6 +207,17 @@ void anna_attention(const Lsh *lsh, const float *q, const float *k, const float 
     anna_attention_keep(lsh, q, k, v, n, dim, dv, causal, out, scratch, stats, NULL, NULL);
 }
 
+/* The outputs from the codes in w->codes: every table's bucket sums, then the mean. */
+static void anna_buckets(const Lsh *lsh, AnnaWork *w, const float *v, int n, int dv, int causal, float *out,
+                         AnnaStats *stats, long *counts) {
+    memset(out, 0, (size_t)n * dv * sizeof(float));
+    memset(w->cnt, 0, (size_t)n * sizeof(long));
+    for (int t = 0; t < lsh->n_tables; t++) anna_table(lsh, w, t, v, n, dv, causal, out);
+    divide_rows(out, w->cnt, n, dv);
+    if (stats) anna_fill_stats(w->cnt, n, stats);
+    if (counts) memcpy(counts, w->cnt, (size_t)n * sizeof *counts);
+}
+
 void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const float *v, int n, int dim,
                          int dv, int causal, float *out, void *scratch, AnnaStats *stats,
                          uint64_t *codes, long *counts) {
@@ -220,16 +231,106 @@ void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const f
     normalise_rows(w.xhat, q, n, dim);
     normalise_rows(w.xhat + (long)n * dim, k, n, dim);
     anna_hash(lsh, &w, 2 * n);
-
-    memset(out, 0, (size_t)n * dv * sizeof(float));
-    memset(w.cnt, 0, (size_t)n * sizeof(long));
-    for (int t = 0; t < lsh->n_tables; t++) anna_table(lsh, &w, t, v, n, dv, causal, out);
-    divide_rows(out, w.cnt, n, dv);
-
-    if (stats) anna_fill_stats(w.cnt, n, stats);
+    anna_buckets(lsh, &w, v, n, dv, causal, out, stats, counts);
     if (codes) memcpy(codes, w.codes, (size_t)2 * n * lsh->n_tables * sizeof *codes);
-    if (counts) memcpy(counts, w.cnt, (size_t)n * sizeof *counts);
     free(owned);
+}
+
+void anna_attention_coded(const Lsh *lsh, const uint64_t *codes, const float *v, int n, int dv, int causal,
+                          float *out, void *scratch, AnnaStats *stats, long *counts) {
+    AL_ASSERT((lsh->proj || lsh->signs) && n >= 0 && dv >= 1);
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (n == 0) return;
+    void *owned = scratch ? NULL : al_malloc(anna_scratch_bytes(lsh, n, dv));
+    AnnaWork w;
+    anna_layout(lsh, n, dv, scratch ? scratch : owned, &w);
+    w.codes = (uint64_t *)codes;   /* only read */
+    anna_buckets(lsh, &w, v, n, dv, causal, out, stats, counts);
+    free(owned);
+}
+
+/* ------------------------------------------------------- codes of a batch --- */
+
+/* FNV-1a over the row's 32-bit words, then a final mix: equal bits, equal hash. */
+static uint64_t row_bits_hash(const float *x, int d) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (int c = 0; c < d; c++) {
+        uint32_t u;
+        memcpy(&u, x + c, sizeof u);
+        h = (h ^ u) * 0x100000001B3ull;
+    }
+    h ^= h >> 29;
+    return h * 0xBF58476D1CE4E5B9ull;
+}
+
+/* Moves the distinct rows of x (rows × d, bitwise identity) to its front, in order
+ * of first appearance, and sets id[r] to row r's index among them.  Returns how
+ * many there are. */
+static long dedup_rows(float *x, long rows, int d, int *id) {
+    int log2cap = 3;
+    while ((1L << log2cap) < 2 * rows) log2cap++;
+    const uint64_t mask = (1ull << log2cap) - 1;
+    uint64_t *key = al_malloc(((size_t)mask + 1) * sizeof *key);
+    int32_t *slot = al_malloc(((size_t)mask + 1) * sizeof *slot);
+    for (uint64_t i = 0; i <= mask; i++) slot[i] = -1;
+    long n = 0;
+    for (long r = 0; r < rows; r++) {
+        const float *row = x + r * d;
+        uint64_t h = row_bits_hash(row, d), i = h >> (64 - log2cap);
+        while (slot[i] >= 0 && (key[i] != h || memcmp(x + (long)slot[i] * d, row, (size_t)d * sizeof(float))))
+            i = (i + 1) & mask;
+        if (slot[i] < 0) {
+            if (n != r) memcpy(x + n * d, row, (size_t)d * sizeof(float));
+            key[i] = h, slot[i] = (int32_t)n++;
+        }
+        id[r] = slot[i];
+    }
+    free(key);
+    free(slot);
+    return n;
+}
+
+void anna_codes_batch(const Lsh *lsh, const float *q, const float *k, long item_stride, int B, int T,
+                      uint64_t *codes, long codes_stride) {
+    const int d = lsh->dim, l = lsh->n_tables;
+    const long rows = 2L * B * T;
+    if (rows == 0) return;
+    float *x = al_malloc((size_t)rows * d * sizeof(float));
+    int *id = al_malloc((size_t)rows * sizeof(int));
+    for (int b = 0; b < B; b++) {
+        normalise_rows(x + 2L * b * T * d, q + b * item_stride, T, d);
+        normalise_rows(x + (2L * b + 1) * T * d, k + b * item_stride, T, d);
+    }
+    /* Hyperplane codes come from a GEMM whose rounding depends on the block it is
+     * given, so there a row's code is a function of its item's rows, not of the row
+     * alone: each item is hashed as anna_attention hashes it (2T rows, in blocks of
+     * ANNA_HASH_ROWS), which keeps every code as it was. */
+    if (lsh->family != LSH_CROSSPOLYTOPE) {
+        long block = 2L * T < ANNA_HASH_ROWS ? 2L * T : ANNA_HASH_ROWS;
+        float *proj = al_malloc((size_t)lsh_proj_floats(lsh, (int)block) * sizeof(float));
+        for (int b = 0; b < B; b++)
+            for (long r0 = 0; r0 < 2L * T; r0 += ANNA_HASH_ROWS)
+                lsh_hash_scratch(lsh, x + (2L * b * T + r0) * d, (int)(2L * T - r0 < ANNA_HASH_ROWS ? 2L * T - r0 : ANNA_HASH_ROWS),
+                                 codes + b * codes_stride + r0 * l, proj);
+        free(proj);
+        free(id);
+        free(x);
+        return;
+    }
+    long n = dedup_rows(x, rows, d, id);
+    uint64_t *unique = al_malloc((size_t)n * l * sizeof *unique);
+    long block = n < ANNA_HASH_ROWS ? n : ANNA_HASH_ROWS;
+    float *proj = al_malloc((size_t)lsh_proj_floats(lsh, (int)block) * sizeof(float));
+    for (long r0 = 0; r0 < n; r0 += ANNA_HASH_ROWS)
+        lsh_hash_scratch(lsh, x + r0 * d, (int)(n - r0 < ANNA_HASH_ROWS ? n - r0 : ANNA_HASH_ROWS),
+                         unique + r0 * l, proj);
+    for (int b = 0; b < B; b++)
+        for (long r = 0; r < 2L * T; r++)
+            memcpy(codes + b * codes_stride + r * l, unique + (long)id[2L * b * T + r] * l, (size_t)l * sizeof *codes);
+    free(proj);
+    free(unique);
+    free(id);
+    free(x);
 }
 
 void anna_collision_counts(const Lsh *lsh, const float *q, const float *k, int n, int dim, int causal,
@@ -292,19 +393,27 @@ void anna_attention_heads(const Lsh *per_head, const float *q, const float *k, c
                           int B, int H, int T, int D, int Dv, int causal, float *out,
                           void *scratch, AnnaStats *stats) {
     size_t bytes = 0;
+    long per_item = 0;   /* codes of one batch item, all heads */
     for (int h = 0; h < H; h++) {
         size_t b = anna_scratch_bytes(&per_head[h], T, Dv);
         if (b > bytes) bytes = b;
+        per_item += 2L * T * per_head[h].n_tables;
     }
     void *owned = scratch ? NULL : al_malloc(bytes);
+    uint64_t *codes = al_malloc((size_t)B * per_item * sizeof *codes);
+    for (int h = 0, off = 0; h < H; off += 2 * T * per_head[h].n_tables, h++)
+        anna_codes_batch(&per_head[h], q + (long)h * T * D, k + (long)h * T * D, (long)H * T * D, B, T, codes + off,
+                         per_item);
     double total = 0, empty = 0;
     long mx = 0;
+    const uint64_t *c = codes;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             long head = (long)b * H + h;
             AnnaStats st;
-            anna_attention(&per_head[h], q + head * T * D, k + head * T * D, v + head * T * Dv, T, D,
-                           Dv, causal, out + head * T * Dv, scratch ? scratch : owned, &st);
+            anna_attention_coded(&per_head[h], c, v + head * T * Dv, T, Dv, causal, out + head * T * Dv,
+                                 scratch ? scratch : owned, &st, NULL);
+            c += 2L * T * per_head[h].n_tables;
             total += st.mean_collisions * T;
             empty += st.empty_fraction * T;
             if (st.max_collisions > mx) mx = st.max_collisions;
@@ -313,6 +422,7 @@ void anna_attention_heads(const Lsh *per_head, const float *q, const float *k, c
         long nq = (long)B * H * T;
         *stats = (AnnaStats){ nq, nq ? total / nq : 0.0, mx, nq ? empty / nq : 0.0 };
     }
+    free(codes);
     free(owned);
 }
 

@@ -1,9 +1,10 @@
 /* ops_anna.c — ANNA as an autodiff op, for fine-tuning a model with ANNA in the
  * loop (src/anna/finetune.c).
  *
- * Forward: anna_attention per (batch, head), head h with per_head[h] — the same
- * arithmetic as anna_attention_heads, so evaluating through this op gives the
- * distillation grid's numbers bit for bit.
+ * Forward: each head's codes for the whole batch (anna_codes_batch: a distinct
+ * row hashed once), then anna_attention_coded per (batch, head), head h with
+ * per_head[h] — the same arithmetic as anna_attention_heads, so evaluating through
+ * this op gives the distillation grid's numbers bit for bit.
  *
  * Backward: with respect to v only, through the buckets the forward found
  * (anna_attention_backward: per table, bucket sums of dy_i / c_i; causal by a
@@ -70,14 +71,16 @@ Tensor *ad_anna_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, const struct
     s->codes = tape_scratch(t, (size_t)B * codes_per_item * sizeof *s->codes);
     s->counts = tape_scratch(t, (size_t)B * H * T * sizeof *s->counts);
     s->scratch = scratch;
-    uint64_t *codes = s->codes;
+    for (int h = 0, off = 0; h < H; off += 2 * T * per_head[h].n_tables, h++)
+        anna_codes_batch(&per_head[h], q->data + (long)h * T * D, k->data + (long)h * T * D, (long)H * T * D, B, T,
+                         s->codes + off, codes_per_item);
+    const uint64_t *codes = s->codes;
     long *counts = s->counts;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             long head = (long)b * H + h;
-            anna_attention_keep(&per_head[h], q->data + head * T * D, k->data + head * T * D,
-                                v->data + head * T * Dv, T, D, Dv, causal, out->data + head * T * Dv, scratch,
-                                NULL, codes, counts);
+            anna_attention_coded(&per_head[h], codes, v->data + head * T * Dv, T, Dv, causal,
+                                 out->data + head * T * Dv, scratch, NULL, counts);
             codes += 2L * T * per_head[h].n_tables;
             counts += T;
         }

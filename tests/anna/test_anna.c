@@ -21,7 +21,8 @@
  *    Haar rotation (Householder QR of a Gaussian matrix) within Monte-Carlo error;
  *    buckets uniform, also for a last function of smaller dimension; θ = 0 and
  *    θ = π; determinism by seed, different seeds differ, (ℓ, z) nesting, init errors.
- * 5. anna_attention_heads equals per-head calls.
+ * 5. anna_attention_heads equals per-head calls, and anna_codes_batch the per-item
+ *    codes, for both families, also with rows repeated within and across items.
  * 6. A timing table (printed, not asserted): N = 256 … 16384, d = 64, ℓ = 8, z = 2.
  *
  * Tolerance OUT_TOL 1e-5 absolute: outputs are means of values in [−1, 1]; the
@@ -710,35 +711,57 @@ static void test_init_errors(void) {
 /* ============================================================================== */
 /* 5. Heads: each (b, h) slice equals a single call with that head's Lsh. */
 
-static void test_heads(void) {
-    const int B = 2, H = 3, T = 50, D = 8, Dv = 5;
+/* pooled: every query and key row is one of 12 rows, so rows repeat within and
+ * across items, as a first layer's do (anna_codes_batch hashes each once). */
+static void test_heads(LshFamily fam, int pooled) {
+    const int B = 3, H = 3, T = 50, D = 8, Dv = 5, L = 3, POOL = 12;
     Rng r = rng_stream(51, 0);
     long nq = (long)B * H * T;
     float *q = malloc((size_t)nq * D * sizeof(float)), *k = malloc((size_t)nq * D * sizeof(float));
     float *v = malloc((size_t)nq * Dv * sizeof(float)), *out = malloc((size_t)nq * Dv * sizeof(float));
-    float one[50 * 5];
+    float one[50 * 5], pool[12 * 8];
     fill_normal(&r, q, nq * D);
     fill_normal(&r, k, nq * D);
+    fill_normal(&r, pool, POOL * D);
+    for (long i = 0; pooled && i < nq; i++) {
+        memcpy(q + i * D, pool + rng_below(&r, POOL) * D, D * sizeof(float));
+        memcpy(k + i * D, pool + rng_below(&r, POOL) * D, D * sizeof(float));
+    }
     fill_uniform(&r, v, nq * Dv);
     Lsh heads[3];
-    for (int h = 0; h < H; h++) must_init(&heads[h], LSH_HYPERPLANE, D, 3, 2, lsh_head_seed(9, 1, h));
+    for (int h = 0; h < H; h++) must_init(&heads[h], fam, D, L, 2, lsh_head_seed(9, 1, h));
     AnnaStats all;
     anna_attention_heads(heads, q, k, v, B, H, T, D, Dv, 1, out, NULL, &all);
+    /* Every head's batch codes, in the (b, h) layout the op saves. */
+    const long per_item = 2L * H * T * L;
+    uint64_t *codes = malloc((size_t)B * per_item * sizeof *codes), one_codes[2 * 50 * 3];
+    for (int h = 0; h < H; h++)
+        anna_codes_batch(&heads[h], q + (long)h * T * D, k + (long)h * T * D, (long)H * T * D, B, T,
+                         codes + 2L * h * T * L, per_item);
     double err = 0, coll = 0, empty = 0;
+    int codes_differ = 0;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             long o = (long)b * H + h;
             AnnaStats st;
-            anna_attention(&heads[h], q + o * T * D, k + o * T * D, v + o * T * Dv, T, D, Dv, 1, one, NULL, &st);
+            anna_attention_keep(&heads[h], q + o * T * D, k + o * T * D, v + o * T * Dv, T, D, Dv, 1, one, NULL,
+                                &st, one_codes, NULL);
             err = fmax(err, max_abs_diff(one, out + o * T * Dv, (long)T * Dv));
+            codes_differ += memcmp(one_codes, codes + b * per_item + 2L * h * T * L, sizeof one_codes) != 0;
             coll += st.mean_collisions / (B * H);
             empty += st.empty_fraction / (B * H);
         }
-    CHECK(err == 0, "heads differ from single calls by %.3g", err);
+    const char *name = lsh_family_name(fam);
+    CHECK(err == 0, "%s%s: heads differ from single calls by %.3g", name, pooled ? ", pooled" : "", err);
+    CHECK(codes_differ == 0, "%s%s: anna_codes_batch differs from per-item codes in %d of %d items", name,
+          pooled ? ", pooled" : "", codes_differ, B * H);
     CHECK(all.queries == nq && fabs(all.mean_collisions - coll) < 1e-9 && fabs(all.empty_fraction - empty) < 1e-12,
           "head stats: %.6g vs %.6g collisions, %.6g vs %.6g empty", all.mean_collisions, coll,
           all.empty_fraction, empty);
+    /* With pooled rows some buckets hold many tokens: the comparison is not vacuous. */
+    if (pooled) CHECK(all.mean_collisions > 2 * L, "%s pooled: %.3g collisions per query", name, all.mean_collisions);
     for (int h = 0; h < H; h++) lsh_free(&heads[h]);
+    free(codes);
     free(q); free(k); free(v); free(out);
 }
 
@@ -795,7 +818,10 @@ int main(void) {
     test_crosspolytope_probability();
     test_seeds_and_nesting();
     test_init_errors();
-    test_heads();
+    test_heads(LSH_HYPERPLANE, 0);
+    test_heads(LSH_HYPERPLANE, 1);
+    test_heads(LSH_CROSSPOLYTOPE, 0);
+    test_heads(LSH_CROSSPOLYTOPE, 1);
     timing_table();
     return check_exit("test_anna");
 }

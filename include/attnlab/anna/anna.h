@@ -58,6 +58,26 @@ void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const f
                          int dv, int causal, float *out, void *scratch, AnnaStats *stats,
                          uint64_t *codes, long *counts);
 
+/* anna_attention from codes already computed (2n × ℓ, as anna_attention_keep
+ * writes them): the same outputs, stats and counts (either may be NULL), bit for
+ * bit, given the codes of the same q and k. */
+void anna_attention_coded(const Lsh *lsh, const uint64_t *codes, const float *v, int n, int dv, int causal,
+                          float *out, void *scratch, AnnaStats *stats, long *counts);
+
+/* The codes of B items' rows: item b's T queries at q + b·item_stride and T keys at
+ * k + b·item_stride (T × dim each), normalised and hashed as anna_attention does,
+ * into codes + b·codes_stride (2T × ℓ: queries, then keys).  Why a batch at once:
+ * rows repeat across items — a first layer's queries and keys depend only on the
+ * token and its position, so a batch of 32 sequences of 100 positions over 4
+ * symbols has at most 400 distinct query rows among its 3 200 — and each distinct row
+ * (bitwise) is hashed once.  The codes are those of hashing every row.  That
+ * holds for cross-polytope codes, a function of the row alone; hyperplane codes
+ * come from a GEMM whose rounding depends on the rows hashed with it, so that
+ * family hashes each item's 2T rows as anna_attention does (no sharing), which
+ * keeps its codes bit for bit. */
+void anna_codes_batch(const Lsh *lsh, const float *q, const float *k, long item_stride, int B, int T,
+                      uint64_t *codes, long codes_stride);
+
 /* dvals += ∂L/∂v given dy = ∂L/∂out, for the buckets anna_attention_keep found.
  * The output is linear in v: y_i = Σ_t Σ_{j∈B_t(i)} v_j / c_i, so
  *   ∂L/∂v_j = Σ_t Σ_{i: j∈B_t(i)} dy_i / c_i,
