@@ -1,5 +1,6 @@
 /* testutil.c — see testutil.h. */
 #include "testutil.h"
+#include "attnlab/config/config.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -97,4 +98,37 @@ const char *tu_path(const char *dir, const char *name) {
     k = (k + 1) % 16;
     snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
     return buf[k];
+}
+
+const TuModelCase TU_MODEL_CASES[] = {
+    { "softmax causal", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"causal\": true}}" },
+    { "softmax causal, dropout",
+      "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"dropout\": 0.3, \"attention\": {\"causal\": true}}" },
+    { "softmax bidirectional, unit-norm, sinusoidal, dropout",
+      "{\"d_model\": 16, \"n_layers\": 1, \"n_heads\": 4, \"dropout\": 0.2, \"positional\": \"sinusoidal\", "
+      "\"embed_layernorm\": true, \"attention\": {\"score\": \"unit_norm\", \"beta\": 2}}" },
+    { "linear causal", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"type\": \"linear\", "
+                       "\"causal\": true}}" },
+    { "linear bidirectional, dropout",
+      "{\"d_model\": 16, \"n_layers\": 1, \"n_heads\": 2, \"dropout\": 0.1, \"attention\": {\"type\": \"linear\"}}" },
+    { "sparse", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"type\": \"sparse\", "
+                "\"causal\": true, \"block\": 2}}" },
+    { "lstm, dropout", "{\"type\": \"lstm\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25}" },
+    { "mamba, dropout", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
+                        "\"mamba\": {\"d_state\": 4}}" },
+    { "mamba", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2}" },
+    { "dss", "{\"type\": \"dss\", \"d_model\": 16, \"n_layers\": 2, \"dss\": {\"d_state\": 4}}" },
+    { "dss, feed-forward, dropout", "{\"type\": \"dss\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
+                                    "\"dss\": {\"d_state\": 4, \"ff\": 2}}" },
+    { "retnet, dropout", "{\"type\": \"retnet\", \"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, "
+                         "\"dropout\": 0.2}" },
+};
+const int TU_N_MODEL_CASES = sizeof TU_MODEL_CASES / sizeof TU_MODEL_CASES[0];
+
+Model *tu_model(const TuModelCase *c, int vocab, int n_classes, int max_len, uint64_t seed, AlError *err) {
+    char json[1024];
+    snprintf(json, sizeof json, "{\"seed\": 1, \"model\": %s}", c->model_json);
+    Config cfg;
+    if (cfg_parse(&cfg, json, c->name, err)) return NULL;
+    return model_create(&cfg.model, vocab, n_classes, max_len, seed);
 }

@@ -2,6 +2,7 @@
 #ifndef ATTNLAB_TESTS_TESTUTIL_H
 #define ATTNLAB_TESTS_TESTUTIL_H
 
+#include "attnlab/nn/model.h"
 #include "attnlab/sweep/spec.h"
 
 #include <stddef.h>
@@ -31,5 +32,19 @@ int   tu_wait(pid_t pid);
  * captured into text (n bytes, NUL-terminated): for what must end the process.
  * Returns the child's status as tu_wait does. */
 int   tu_run_captured(void (*fn)(void *ctx), void *ctx, char *text, size_t n);
+
+/* Small models of every type, with dropout on and off, for the tests that must hold
+ * for every architecture (test_parallel, test_forward_rows): a name and the config's
+ * "model" section.  The first three (softmax causal; with dropout; bidirectional
+ * unit-norm with sinusoidal positions, the embedding LayerNorm and dropout) keep
+ * their places: test_parallel picks them by index. */
+typedef struct TuModelCase {
+    const char *name;
+    const char *model_json;
+} TuModelCase;
+extern const TuModelCase TU_MODEL_CASES[];
+extern const int TU_N_MODEL_CASES;
+/* The case's model through cfg_parse and model_create (seeded), or NULL with err set. */
+Model *tu_model(const TuModelCase *c, int vocab, int n_classes, int max_len, uint64_t seed, AlError *err);
 
 #endif

@@ -1,8 +1,9 @@
 /* test_forward_rows.c — model_forward_rows (nn/model.h; docs/design.md decision 16).
  *
- * For every model type (transformers with softmax, linear and sparse attention,
- * LSTM, DSS with and without its feed-forward block, RetNet, Mamba), with dropout on
- * and off, on a batch where about a third of the positions are scored:
+ * For every model type (testutil.h's TU_MODEL_CASES: transformers with softmax,
+ * linear and sparse attention, LSTM, DSS with and without its feed-forward block,
+ * RetNet, Mamba, with dropout on and off), on a batch where about a third of the
+ * positions are scored:
  *   - the logits of the scored rows, asked for in a scrambled order, equal
  *     model_forward's at those rows (1e-5 of the largest logit), with dropout too
  *     (the same masks: ad_dropout_rows); the same comparison against the wrong rows
@@ -13,6 +14,7 @@
  *     are not scored) gives that loss and those gradients;
  *   - with every position scored, step_gradients is model_forward's step bit for bit. */
 #include "check.h"
+#include "testutil.h"
 #include "attnlab/config/config.h"
 #include "attnlab/nn/model.h"
 #include "attnlab/train/step.h"
@@ -24,42 +26,11 @@
 
 enum { B = 4, T = 10, VOCAB = 11, CLASSES = 7 };
 
-typedef struct Case {
-    const char *name;
-    const char *model_json;   /* the "model" section */
-} Case;
-
-static const Case CASES[] = {
-    { "softmax causal, dropout",
-      "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"dropout\": 0.3, \"attention\": {\"causal\": true}}" },
-    { "softmax bidirectional, unit-norm",
-      "{\"d_model\": 16, \"n_layers\": 1, \"n_heads\": 4, \"attention\": {\"score\": \"unit_norm\", \"beta\": 2}}" },
-    { "linear causal, dropout", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"dropout\": 0.2, "
-                                "\"attention\": {\"type\": \"linear\", \"causal\": true}}" },
-    { "sparse", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"type\": \"sparse\", "
-                "\"causal\": true, \"block\": 2}}" },
-    { "lstm, dropout", "{\"type\": \"lstm\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25}" },
-    { "dss", "{\"type\": \"dss\", \"d_model\": 16, \"n_layers\": 2, \"dss\": {\"d_state\": 4}}" },
-    { "dss, feed-forward, dropout", "{\"type\": \"dss\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
-                                    "\"dss\": {\"d_state\": 4, \"ff\": 2}}" },
-    { "retnet, dropout", "{\"type\": \"retnet\", \"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, "
-                         "\"dropout\": 0.2}" },
-    { "mamba", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2, \"mamba\": {\"d_state\": 4}}" },
-    { "mamba, dropout", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
-                        "\"mamba\": {\"d_state\": 4}}" },
-};
-enum { N_CASES = sizeof CASES / sizeof CASES[0] };
-
-static Model *make_model(const Case *c, uint64_t seed) {
-    char json[1024];
-    snprintf(json, sizeof json, "{\"seed\": 1, \"model\": %s}", c->model_json);
-    Config cfg;
+static Model *make_model(const TuModelCase *c, uint64_t seed) {
     AlError err = {0};
-    if (cfg_parse(&cfg, json, "test_forward_rows", &err)) {
-        CHECK(0, "%s: config: %s", c->name, err.msg);
-        return NULL;
-    }
-    return model_create(&cfg.model, VOCAB, CLASSES, T, seed);
+    Model *m = tu_model(c, VOCAB, CLASSES, T, seed, &err);
+    CHECK(m != NULL, "%s: config: %s", c->name, err.msg);
+    return m;
 }
 
 typedef struct Pass {
@@ -141,7 +112,7 @@ static double worst_grad_diff(const Model *m, const float *g, const float *ref, 
     return worst;
 }
 
-static void check_case(const Case *c, int index) {
+static void check_case(const TuModelCase *c, int index) {
     Model *m = make_model(c, 20 + index);
     if (!m) return;
     Batch b;
@@ -206,6 +177,6 @@ static void check_case(const Case *c, int index) {
 }
 
 int main(void) {
-    for (int c = 0; c < N_CASES; c++) check_case(&CASES[c], c);
+    for (int c = 0; c < TU_N_MODEL_CASES; c++) check_case(&TU_MODEL_CASES[c], c);
     return check_exit("test_forward_rows");
 }

@@ -32,45 +32,11 @@
 
 enum { B = 5, T = 9, VOCAB = 11, CLASSES = 7 };
 
-typedef struct Case {
-    const char *name;
-    const char *model_json;   /* the "model" section */
-} Case;
-
-static const Case CASES[] = {
-    { "softmax causal", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"causal\": true}}" },
-    { "softmax causal, dropout",
-      "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"dropout\": 0.3, \"attention\": {\"causal\": true}}" },
-    { "softmax bidirectional, unit-norm, sinusoidal, dropout",
-      "{\"d_model\": 16, \"n_layers\": 1, \"n_heads\": 4, \"dropout\": 0.2, \"positional\": \"sinusoidal\", "
-      "\"embed_layernorm\": true, \"attention\": {\"score\": \"unit_norm\", \"beta\": 2}}" },
-    { "linear causal", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"type\": \"linear\", "
-                       "\"causal\": true}}" },
-    { "linear bidirectional, dropout",
-      "{\"d_model\": 16, \"n_layers\": 1, \"n_heads\": 2, \"dropout\": 0.1, \"attention\": {\"type\": \"linear\"}}" },
-    { "sparse", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"type\": \"sparse\", "
-                "\"causal\": true, \"block\": 2}}" },
-    { "lstm, dropout", "{\"type\": \"lstm\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25}" },
-    { "mamba, dropout", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
-                        "\"mamba\": {\"d_state\": 4}}" },
-    { "mamba", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2}" },
-    { "dss, feed-forward, dropout", "{\"type\": \"dss\", \"d_model\": 16, \"n_layers\": 2, \"dropout\": 0.25, "
-                                    "\"dss\": {\"d_state\": 4, \"ff\": 2}}" },
-    { "retnet, dropout", "{\"type\": \"retnet\", \"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, "
-                         "\"dropout\": 0.2}" },
-};
-enum { N_CASES = sizeof CASES / sizeof CASES[0] };
-
-static Model *make_model(const Case *c, uint64_t seed) {
-    char json[1024];
-    snprintf(json, sizeof json, "{\"seed\": 1, \"model\": %s}", c->model_json);
-    Config cfg;
+static Model *make_model(const TuModelCase *c, uint64_t seed) {
     AlError err = {0};
-    if (cfg_parse(&cfg, json, "test_parallel", &err)) {
-        CHECK(0, "%s: config: %s", c->name, err.msg);
-        return NULL;
-    }
-    return model_create(&cfg.model, VOCAB, CLASSES, T, seed);
+    Model *m = tu_model(c, VOCAB, CLASSES, T, seed, &err);
+    CHECK(m != NULL, "%s: config: %s", c->name, err.msg);
+    return m;
 }
 
 /* Rows 0–1 score every position, rows 2–4 about a third, so no equal split has equal
@@ -130,7 +96,7 @@ static double tensor_norm(const Model *m, int k, const float *g) {
 }
 
 static void check_replica(void) {
-    Model *m = make_model(&CASES[0], 5);
+    Model *m = make_model(&TU_MODEL_CASES[0], 5);
     Model *r = model_replica_create(m);
     const ParamStore *pm = &m->params, *pr = &r->params;
     CHECK(pr->n == pm->n && pr->total == pm->total && pr->data == pm->data && pr->grad != pm->grad &&
@@ -179,8 +145,8 @@ static void check_replica(void) {
 static void check_steps(void) {
     Batch b;
     batch_alloc(&b, B, T);
-    for (int c = 0; c < N_CASES; c++) {
-        const Case *cs = &CASES[c];
+    for (int c = 0; c < TU_N_MODEL_CASES; c++) {
+        const TuModelCase *cs = &TU_MODEL_CASES[c];
         Model *m = make_model(cs, 7 + c);
         if (!m) continue;
         fill_batch(&b, 11 + c);
@@ -246,7 +212,7 @@ static int same_eval(const EvalResult *a, const EvalResult *b) {
 }
 
 static void check_evaluation(void) {
-    Model *m = make_model(&CASES[2], 3);
+    Model *m = make_model(&TU_MODEL_CASES[2], 3);
     Dataset d;
     dataset_alloc(&d, 23, T, VOCAB, CLASSES);
     dataset_alloc_info(&d);
