@@ -42,7 +42,10 @@ void step_next_batch(const TaskData *td, Sampler *s, Rng *stream, Batch *b);
 Tensor *step_loss(Tape *t, Tensor *logits, const int *targets, int multilabel);
 
 /* Resets the tape, zeroes the gradients, and runs forward and backward of the
- * mean loss (step_loss) on b in training mode (dropout active).  Then zeroes the gradients of the parameters k with
+ * mean loss (step_loss) on b in training mode (dropout active) — through
+ * model_forward_rows over b's scored positions when some are not scored, so the
+ * work after the last layer's mixing is done for those only (docs/design.md
+ * decision 16).  Then zeroes the gradients of the parameters k with
  * frozen[k] set (frozen may be NULL), so *grad_norm — the global gradient norm —
  * and clipping see only what is trained.  Returns the loss (not checked: callers
  * decide what a non-finite loss or norm means). */
