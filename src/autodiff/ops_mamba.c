@@ -299,10 +299,14 @@ static void scan_backward_row(TapeEntry *en, const ScanSaved *s, ScanDims d, int
             dbu[e] = 0.0f;
             dtu[e] = dt[e] * ur[e];
         }
+        /* The states are read backwards in time, N·E floats a step from a buffer far
+         * larger than the caches: fetch the next step's block while this one runs. */
+        const float *next = t >= 2 ? hp - (size_t)N * E : NULL;
         for (int n = 0; n < N; n++) {
             float *restrict dh = s->dh + (size_t)n * E, *restrict dat = s->dat + (size_t)n * E;
             const float *restrict an = s->at + (size_t)n * E, *restrict hn = h + (size_t)n * E;
             const float bn = Bv[n], cn = Cv[n];
+            for (int e = 0; next && e < E; e += 16) __builtin_prefetch(next + (size_t)n * E + e);
             scan_back_state(dh, dat, ddt, dbu, dhn, g, dt, an, hp ? hp + (size_t)n * E : NULL, bn, cn, E);
             if (Cm->grad) {
                 float v = fm_dot(g, hn, E), *dst = Cm->grad + r * N + n;
