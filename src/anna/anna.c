@@ -165,13 +165,16 @@ static void normalise_rows(float *dst, const float *src, int n, int d) {
     }
 }
 
-static void anna_hash(const Lsh *lsh, AnnaWork *w, int rows) {
-    for (int r0 = 0; r0 < rows; r0 += ANNA_HASH_ROWS) {
-        int nr = rows - r0 < ANNA_HASH_ROWS ? rows - r0 : ANNA_HASH_ROWS;
-        lsh_hash_scratch(lsh, w->xhat + (long)r0 * lsh->dim, nr, w->codes + (long)r0 * lsh->n_tables,
-                         w->proj);
+/* The codes of rows x (rows × dim), ANNA_HASH_ROWS at a time; proj holds
+ * lsh_proj_floats(lsh, min(rows, ANNA_HASH_ROWS)) floats. */
+static void hash_in_blocks(const Lsh *lsh, const float *x, long rows, uint64_t *codes, float *proj) {
+    for (long r0 = 0; r0 < rows; r0 += ANNA_HASH_ROWS) {
+        int nr = (int)(rows - r0 < ANNA_HASH_ROWS ? rows - r0 : ANNA_HASH_ROWS);
+        lsh_hash_scratch(lsh, x + r0 * lsh->dim, nr, codes + r0 * lsh->n_tables, proj);
     }
 }
+
+static void anna_hash(const Lsh *lsh, AnnaWork *w, int rows) { hash_in_blocks(lsh, w->xhat, rows, w->codes, w->proj); }
 
 /* Table t's contribution to every query's sum and count. */
 static void anna_table(const Lsh *lsh, AnnaWork *w, int t, const float *v, int n, int dv, int causal,
@@ -290,47 +293,49 @@ static long dedup_rows(float *x, long rows, int d, int *id) {
     return n;
 }
 
-void anna_codes_batch(const Lsh *lsh, const float *q, const float *k, long item_stride, int B, int T,
-                      uint64_t *codes, long codes_stride) {
+/* Head h's codes for all B items into codes (the (b, h) layout of anna_codes_heads:
+ * item b's at codes + b·per_item). */
+static void codes_of_head(const Lsh *lsh, const float *q, const float *k, long item_stride, int B, int T,
+                          uint64_t *codes, long per_item) {
     const int d = lsh->dim, l = lsh->n_tables;
     const long rows = 2L * B * T;
-    if (rows == 0) return;
     float *x = al_malloc((size_t)rows * d * sizeof(float));
-    int *id = al_malloc((size_t)rows * sizeof(int));
     for (int b = 0; b < B; b++) {
         normalise_rows(x + 2L * b * T * d, q + b * item_stride, T, d);
         normalise_rows(x + (2L * b + 1) * T * d, k + b * item_stride, T, d);
     }
-    /* Hyperplane codes come from a GEMM whose rounding depends on the block it is
-     * given, so there a row's code is a function of its item's rows, not of the row
-     * alone: each item is hashed as anna_attention hashes it (2T rows, in blocks of
-     * ANNA_HASH_ROWS), which keeps every code as it was. */
-    if (lsh->family != LSH_CROSSPOLYTOPE) {
-        long block = 2L * T < ANNA_HASH_ROWS ? 2L * T : ANNA_HASH_ROWS;
-        float *proj = al_malloc((size_t)lsh_proj_floats(lsh, (int)block) * sizeof(float));
-        for (int b = 0; b < B; b++)
-            for (long r0 = 0; r0 < 2L * T; r0 += ANNA_HASH_ROWS)
-                lsh_hash_scratch(lsh, x + (2L * b * T + r0) * d, (int)(2L * T - r0 < ANNA_HASH_ROWS ? 2L * T - r0 : ANNA_HASH_ROWS),
-                                 codes + b * codes_stride + r0 * l, proj);
-        free(proj);
-        free(id);
-        free(x);
-        return;
-    }
-    long n = dedup_rows(x, rows, d, id);
-    uint64_t *unique = al_malloc((size_t)n * l * sizeof *unique);
-    long block = n < ANNA_HASH_ROWS ? n : ANNA_HASH_ROWS;
+    long block = rows < ANNA_HASH_ROWS ? rows : ANNA_HASH_ROWS;
     float *proj = al_malloc((size_t)lsh_proj_floats(lsh, (int)block) * sizeof(float));
-    for (long r0 = 0; r0 < n; r0 += ANNA_HASH_ROWS)
-        lsh_hash_scratch(lsh, x + r0 * d, (int)(n - r0 < ANNA_HASH_ROWS ? n - r0 : ANNA_HASH_ROWS),
-                         unique + r0 * l, proj);
-    for (int b = 0; b < B; b++)
-        for (long r = 0; r < 2L * T; r++)
-            memcpy(codes + b * codes_stride + r * l, unique + (long)id[2L * b * T + r] * l, (size_t)l * sizeof *codes);
+    if (lsh->family != LSH_CROSSPOLYTOPE) {
+        /* Hyperplane codes come from a GEMM whose rounding depends on the block it is
+         * given, so a row's code is a function of its item's rows, not of the row
+         * alone: each item is hashed as anna_attention hashes it (its 2T rows in
+         * blocks of ANNA_HASH_ROWS), which keeps every code as it was. */
+        for (int b = 0; b < B; b++) hash_in_blocks(lsh, x + 2L * b * T * d, 2L * T, codes + b * per_item, proj);
+    } else {
+        int *id = al_malloc((size_t)rows * sizeof(int));
+        long n = dedup_rows(x, rows, d, id);
+        uint64_t *unique = al_malloc((size_t)n * l * sizeof *unique);
+        hash_in_blocks(lsh, x, n, unique, proj);
+        for (long r = 0; r < rows; r++)
+            memcpy(codes + (r / (2L * T)) * per_item + (r % (2L * T)) * l, unique + (long)id[r] * l,
+                   (size_t)l * sizeof *codes);
+        free(unique);
+        free(id);
+    }
     free(proj);
-    free(unique);
-    free(id);
     free(x);
+}
+
+long anna_codes_heads(const Lsh *per_head, const float *q, const float *k, int B, int H, int T, int D,
+                      uint64_t *codes) {
+    long per_item = 0;
+    for (int h = 0; h < H; h++) per_item += 2L * T * per_head[h].n_tables;
+    if (!codes) return per_item;
+    for (int h = 0, off = 0; h < H; off += 2 * T * per_head[h].n_tables, h++)
+        codes_of_head(&per_head[h], q + (long)h * T * D, k + (long)h * T * D, (long)H * T * D, B, T, codes + off,
+                      per_item);
+    return per_item;
 }
 
 void anna_collision_counts(const Lsh *lsh, const float *q, const float *k, int n, int dim, int causal,
@@ -393,17 +398,13 @@ void anna_attention_heads(const Lsh *per_head, const float *q, const float *k, c
                           int B, int H, int T, int D, int Dv, int causal, float *out,
                           void *scratch, AnnaStats *stats) {
     size_t bytes = 0;
-    long per_item = 0;   /* codes of one batch item, all heads */
     for (int h = 0; h < H; h++) {
         size_t b = anna_scratch_bytes(&per_head[h], T, Dv);
         if (b > bytes) bytes = b;
-        per_item += 2L * T * per_head[h].n_tables;
     }
     void *owned = scratch ? NULL : al_malloc(bytes);
-    uint64_t *codes = al_malloc((size_t)B * per_item * sizeof *codes);
-    for (int h = 0, off = 0; h < H; off += 2 * T * per_head[h].n_tables, h++)
-        anna_codes_batch(&per_head[h], q + (long)h * T * D, k + (long)h * T * D, (long)H * T * D, B, T, codes + off,
-                         per_item);
+    uint64_t *codes = al_malloc((size_t)B * anna_codes_heads(per_head, q, k, B, H, T, D, NULL) * sizeof *codes);
+    anna_codes_heads(per_head, q, k, B, H, T, D, codes);
     double total = 0, empty = 0;
     long mx = 0;
     const uint64_t *c = codes;

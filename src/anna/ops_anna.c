@@ -1,7 +1,7 @@
 /* ops_anna.c — ANNA as an autodiff op, for fine-tuning a model with ANNA in the
  * loop (src/anna/finetune.c).
  *
- * Forward: each head's codes for the whole batch (anna_codes_batch: a distinct
+ * Forward: each head's codes for the whole batch (anna_codes_heads: a distinct
  * row hashed once), then anna_attention_coded per (batch, head), head h with
  * per_head[h] — the same arithmetic as anna_attention_heads, so evaluating through
  * this op gives the distillation grid's numbers bit for bit.
@@ -71,9 +71,7 @@ Tensor *ad_anna_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, const struct
     s->codes = tape_scratch(t, (size_t)B * codes_per_item * sizeof *s->codes);
     s->counts = tape_scratch(t, (size_t)B * H * T * sizeof *s->counts);
     s->scratch = scratch;
-    for (int h = 0, off = 0; h < H; off += 2 * T * per_head[h].n_tables, h++)
-        anna_codes_batch(&per_head[h], q->data + (long)h * T * D, k->data + (long)h * T * D, (long)H * T * D, B, T,
-                         s->codes + off, codes_per_item);
+    anna_codes_heads(per_head, q->data, k->data, B, H, T, D, s->codes);
     const uint64_t *codes = s->codes;
     long *counts = s->counts;
     for (int b = 0; b < B; b++)

@@ -229,9 +229,9 @@ Tensor *ad_dropout_rows(Tape *t, Tensor *x, float p, const int *rows, int grid_r
      * x, or grid_rows_per_item grid rows when x holds grid rows. */
     long per_item = rows ? (long)grid_rows_per_item * per_row : per_row;
     if (t->batch_row0) key += (uint64_t)t->batch_row0 * (uint64_t)per_item * 0x9E3779B97F4A7C15ull;
-    for (long i = 0; i < n; i++) {
-        long g = rows ? (long)rows[i / per_row] * per_row + i % per_row : i;   /* i's element in the grid */
-        keep[i] = (splitmix64_at(key, (uint64_t)g) >> 11) >= thr;
+    for (long r = 0, i = 0; r < n / per_row; r++) {
+        uint64_t g = (uint64_t)(rows ? rows[r] : r) * (uint64_t)per_row;   /* row r's first element in the grid */
+        for (long c = 0; c < per_row; c++, i++) keep[i] = (splitmix64_at(key, g + (uint64_t)c) >> 11) >= thr;
     }
     float scale = 1.0f / (1.0f - p);
     int needs_grad = tape_needs_grad(t, x, NULL, NULL);

@@ -20,13 +20,17 @@ Tensor *step_loss(Tape *t, Tensor *logits, const int *targets, int multilabel) {
     return multilabel ? ad_bce_multilabel(t, logits, targets) : ad_cross_entropy(t, logits, targets);
 }
 
+static long count_targets(const Batch *b) {
+    long n = 0, all = (long)b->batch * b->seq_len;
+    for (long i = 0; i < all; i++) n += b->targets[i] >= 0;
+    return n;
+}
+
 /* The batch's loss from the scored rows only (model_forward_rows; docs/design.md
  * decision 16) when some rows are not scored, else from the whole grid: the same
- * mean over the same rows, with less work. */
-static Tensor *forward_loss(Model *m, Tape *t, const Batch *b) {
-    const int all = b->batch * b->seq_len;
-    int n = 0;
-    for (int i = 0; i < all; i++) n += b->targets[i] >= 0;
+ * mean over the same rows, with less work.  *counted: how many rows are scored. */
+static Tensor *forward_loss(Model *m, Tape *t, const Batch *b, long *counted) {
+    const int all = b->batch * b->seq_len, n = (int)(*counted = count_targets(b));
     if (n == 0 || n == all)
         return step_loss(t, model_forward(m, t, b->tokens, b->batch, b->seq_len), b->targets, b->multilabel);
     int *rows = tape_scratch(t, (size_t)n * sizeof(int)), *targets = tape_scratch(t, (size_t)n * sizeof(int));
@@ -46,7 +50,8 @@ double step_gradients(Model *m, Tape *t, const Batch *b, const unsigned char *fr
     t->training = 1;   /* dropout on; evaluate() switches it off for its own passes */
     tape_reset(t);
     params_zero_grad(ps);
-    Tensor *loss = forward_loss(m, t, b);
+    long counted;
+    Tensor *loss = forward_loss(m, t, b, &counted);
     tape_backward(t, loss);
     zero_frozen(ps, frozen);
     *grad_norm = optim_grad_norm(ps);
@@ -223,12 +228,6 @@ static Batch batch_rows(const Batch *b, int row0, int row1) {
     return v;
 }
 
-static long count_targets(const Batch *b) {
-    long n = 0, all = (long)b->batch * b->seq_len;
-    for (long i = 0; i < all; i++) n += b->targets[i] >= 0;
-    return n;
-}
-
 /* Shard s of S: forward and backward of its rows, its loss's gradient seeded with
  * its weight, into its own model's gradients.  Shard s ≥ 1 first takes the
  * master's rng (as it was when the step began) and distillation hashes. */
@@ -258,8 +257,7 @@ static void shard_run(void *ctx, int s) {
     t->training = 1;
     tape_reset(t);
     params_zero_grad(&sh->model->params);
-    Tensor *loss = forward_loss(sh->model, t, &v);
-    sh->counted = count_targets(&v);
+    Tensor *loss = forward_loss(sh->model, t, &v, &sh->counted);
     sh->loss = loss->data[0];
     /* d(batch mean)/d(shard mean) = counted_s / counted; 0 for a shard (or batch)
      * with nothing to score, whose mean is 0 anyway. */

@@ -21,7 +21,7 @@
  *    Haar rotation (Householder QR of a Gaussian matrix) within Monte-Carlo error;
  *    buckets uniform, also for a last function of smaller dimension; θ = 0 and
  *    θ = π; determinism by seed, different seeds differ, (ℓ, z) nesting, init errors.
- * 5. anna_attention_heads equals per-head calls, and anna_codes_batch the per-item
+ * 5. anna_attention_heads equals per-head calls, and anna_codes_heads the per-item
  *    codes, for both families, also with rows repeated within and across items.
  * 6. A timing table (printed, not asserted): N = 256 … 16384, d = 64, ℓ = 8, z = 2.
  *
@@ -712,7 +712,7 @@ static void test_init_errors(void) {
 /* 5. Heads: each (b, h) slice equals a single call with that head's Lsh. */
 
 /* pooled: every query and key row is one of 12 rows, so rows repeat within and
- * across items, as a first layer's do (anna_codes_batch hashes each once). */
+ * across items, as a first layer's do (anna_codes_heads hashes each once). */
 static void test_heads(LshFamily fam, int pooled) {
     const int B = 3, H = 3, T = 50, D = 8, Dv = 5, L = 3, POOL = 12;
     Rng r = rng_stream(51, 0);
@@ -735,9 +735,8 @@ static void test_heads(LshFamily fam, int pooled) {
     /* Every head's batch codes, in the (b, h) layout the op saves. */
     const long per_item = 2L * H * T * L;
     uint64_t *codes = malloc((size_t)B * per_item * sizeof *codes), one_codes[2 * 50 * 3];
-    for (int h = 0; h < H; h++)
-        anna_codes_batch(&heads[h], q + (long)h * T * D, k + (long)h * T * D, (long)H * T * D, B, T,
-                         codes + 2L * h * T * L, per_item);
+    CHECK(anna_codes_heads(heads, q, k, B, H, T, D, NULL) == per_item, "codes per item");
+    anna_codes_heads(heads, q, k, B, H, T, D, codes);
     double err = 0, coll = 0, empty = 0;
     int codes_differ = 0;
     for (int b = 0; b < B; b++)
@@ -753,7 +752,7 @@ static void test_heads(LshFamily fam, int pooled) {
         }
     const char *name = lsh_family_name(fam);
     CHECK(err == 0, "%s%s: heads differ from single calls by %.3g", name, pooled ? ", pooled" : "", err);
-    CHECK(codes_differ == 0, "%s%s: anna_codes_batch differs from per-item codes in %d of %d items", name,
+    CHECK(codes_differ == 0, "%s%s: anna_codes_heads differs from per-item codes in %d of %d items", name,
           pooled ? ", pooled" : "", codes_differ, B * H);
     CHECK(all.queries == nq && fabs(all.mean_collisions - coll) < 1e-9 && fabs(all.empty_fraction - empty) < 1e-12,
           "head stats: %.6g vs %.6g collisions, %.6g vs %.6g empty", all.mean_collisions, coll,

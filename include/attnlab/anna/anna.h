@@ -64,19 +64,20 @@ void anna_attention_keep(const Lsh *lsh, const float *q, const float *k, const f
 void anna_attention_coded(const Lsh *lsh, const uint64_t *codes, const float *v, int n, int dv, int causal,
                           float *out, void *scratch, AnnaStats *stats, long *counts);
 
-/* The codes of B items' rows: item b's T queries at q + b·item_stride and T keys at
- * k + b·item_stride (T × dim each), normalised and hashed as anna_attention does,
- * into codes + b·codes_stride (2T × ℓ: queries, then keys).  Why a batch at once:
+/* Every (batch, head)'s codes of q, k (B, H, T, D), normalised and hashed as
+ * anna_attention does, head h with per_head[h], into codes in (b, h) order, each
+ * 2T × ℓ_h (queries, then keys) as anna_attention_keep writes them.  Returns the
+ * codes per batch item (Σ_h 2T·ℓ_h); codes NULL: only that.  Why a batch at once:
  * rows repeat across items — a first layer's queries and keys depend only on the
  * token and its position, so a batch of 32 sequences of 100 positions over 4
- * symbols has at most 400 distinct query rows among its 3 200 — and each distinct row
- * (bitwise) is hashed once.  The codes are those of hashing every row.  That
- * holds for cross-polytope codes, a function of the row alone; hyperplane codes
- * come from a GEMM whose rounding depends on the rows hashed with it, so that
- * family hashes each item's 2T rows as anna_attention does (no sharing), which
- * keeps its codes bit for bit. */
-void anna_codes_batch(const Lsh *lsh, const float *q, const float *k, long item_stride, int B, int T,
-                      uint64_t *codes, long codes_stride);
+ * symbols has at most 400 distinct query rows among its 3 200 — and a
+ * cross-polytope code is a function of the row alone, so each distinct row
+ * (bitwise) is hashed once.  Hyperplane codes come from a GEMM whose rounding
+ * depends on the rows hashed with it, so that family hashes each item's 2T rows as
+ * anna_attention does (no sharing).  Either way the codes are anna_attention's,
+ * bit for bit. */
+long anna_codes_heads(const Lsh *per_head, const float *q, const float *k, int B, int H, int T, int D,
+                      uint64_t *codes);
 
 /* dvals += ∂L/∂v given dy = ∂L/∂out, for the buckets anna_attention_keep found.
  * The output is linear in v: y_i = Σ_t Σ_{j∈B_t(i)} v_j / c_i, so
