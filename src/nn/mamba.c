@@ -146,11 +146,11 @@ double mamba_param_count(const CfgModel *c, int max_len) {
 /* Floats kept per (b, t) and layer, values and gradients: the norm (2d), in_proj's
  * output and its two column slices (8E), the conv and its SiLU with the derivative
  * (5E), x_proj's output and its three slices (4(R + 2N)), Δ's projection (2E), the
- * scan's output with its grad, Δ, y before the gate and every state (4E + N·E), and
- * the block's output (2d). */
+ * scan's output with its grad, Δ, y before the gate and the states' checkpoints
+ * (4E + N·E / AD_SCAN_CHUNK), and the block's output (2d). */
 double mamba_activation_floats(const CfgModel *c) {
     const MambaDims k = mamba_dims(c);
-    return 4.0 * k.d + 19.0 * k.E + (double)k.N * k.E + 4.0 * (k.R + 2 * k.N);
+    return 4.0 * k.d + 19.0 * k.E + (double)k.N * k.E / AD_SCAN_CHUNK + 4.0 * (k.R + 2 * k.N);
 }
 
 /* Decoding state per layer and sequence: the conv window (the K − 1 previous inputs

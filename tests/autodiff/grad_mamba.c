@@ -153,6 +153,12 @@ static int scan_cases(int *n_cases) {
         { 3, 4, 9, 4, 0, 1, 43 },    /* no gate */
         { 1, 5, 17, 2, 1, 1, 44 },   /* E past a vector width, odd */
         { 2, 3, 4, 16, 1, 0, 45 },   /* N = 16 (the default d_state), u without grad */
+        /* The backward recomputes the states chunk by chunk (16 steps) from the
+         * forward's checkpoints: one whole chunk, one step past it, and two chunks
+         * plus a short one. */
+        { 1, 16, 4, 2, 0, 1, 46 },
+        { 2, 17, 4, 2, 1, 1, 47 },
+        { 2, 35, 5, 3, 1, 1, 48 },
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -206,7 +206,9 @@ void    ad_causal_conv1d_step(float *window, const float *x, const float *w, con
  *   Δ = softplus(delta),  h_t = exp(Δ_t·A)∘h_{t−1} + (Δ_t∘u_t)⊗B_t,  h_{−1} = 0,
  *   y_t = C_t·h_t + D∘u_t,  out = y∘SiLU(z)  (z NULL: out = y),  A = −exp(A_log).
  * u, delta, z (B, T, E); A_log (E, N); Bm, Cm (B, T, N); D (E) → (B, T, E).
- * O(B·T·E·N) forward and backward; keeps every state (B·T·N·E floats) for backward. */
+ * O(B·T·E·N) forward and backward; keeps the state of every AD_SCAN_CHUNK-th step
+ * (B·T·N·E / AD_SCAN_CHUNK floats) and recomputes the others in backward. */
+enum { AD_SCAN_CHUNK = 16 };
 Tensor *ad_selective_scan(Tape *t, Tensor *u, Tensor *delta, Tensor *A_log, Tensor *Bm, Tensor *Cm, Tensor *D,
                           Tensor *z);
 /* One step of it for one sequence (decoding): h (N, E) state in place; u, delta, z
