@@ -20,7 +20,10 @@
  * decodes step by step; dss.c).  All of it runs in double — the phases Δi·Im Λ·l
  * reach 10⁴ rad at the skew-HiPPO init — and K is rounded to float once.
  * e^{b·m(l)} is a power of e^b: one complex multiply per position, walking l up
- * (m = l) or down (m = L − 1 − l, starting from e^{b(L−T)}).
+ * (m = l) or down (m = L − 1 − l, starting from e^{b(L−T)}).  The forward keeps
+ * every mode's e^b and e^{bL} for the backward, which computed them again before: the
+ * complex exponentials were a fifth of a DSS training step at N = 20, and keeping them
+ * makes the step 10% faster with the same bits.
  *
  * Backward, with gradients of a real loss written as complex numbers ḡ = ∂/∂re +
  * i·∂/∂im (for a holomorphic w = f(z): ḡ_z = conj(f′(z))·ḡ_w):
@@ -63,8 +66,10 @@ typedef struct DssMode {
     int flip;   /* Re Λ > 0: b = −a and m(l) = L − 1 − l */
 } DssMode;
 
+/* e: NULL, or the mode's (e^b, e^{bL}) pair — read when cached (the forward's, for the
+ * backward: the two complex exponentials are most of a mode's cost), else written. */
 static DssMode dss_mode(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, DssDims d, int c, int n,
-                        int L) {
+                        int L, double complex *e, int cached) {
     DssMode m;
     const float *lm = lambda->data + 2 * n, *wt = w->data + 2 * ((size_t)c * d.N + n);
     m.lam = lm[0] + I * (double)lm[1];
@@ -74,8 +79,14 @@ static DssMode dss_mode(const Tensor *lambda, const Tensor *log_dt, const Tensor
     m.a = m.dtr * creal(m.lam) + I * (m.dti * cimag(m.lam));
     m.flip = creal(m.lam) > 0;
     m.b = m.flip ? -m.a : m.a;
-    m.e1 = cexp(m.b);
-    m.eL = cexp(m.b * L);
+    if (e && cached) {
+        m.e1 = e[0];
+        m.eL = e[1];
+    } else {
+        m.e1 = cexp(m.b);
+        m.eL = cexp(m.b * L);
+        if (e) e[0] = m.e1, e[1] = m.eL;
+    }
     m.num = m.e1 - 1;
     m.den = m.eL - 1;
     m.q = m.den * m.lam;
@@ -100,7 +111,7 @@ void ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, i
     DssDims d = dss_dims(lambda, log_dt, w);
     for (int c = 0; c < d.d; c++)
         for (int n = 0; n < d.N; n++) {
-            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L);
+            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L, NULL, 0);
             /* K[l] = Re(coef·e^{b m(l)}) = Re(C·e^{a l}) with C = coef, or coef·e^{b(L−1)}
              * for a flipped mode (e^{b(L−1−l)} = e^{b(L−1)}·e^{a l}). */
             double complex za = m.flip ? 1.0 / m.e1 : m.e1, Cn = m.flip ? m.coef * cexp(m.b * (L - 1)) : m.coef;
@@ -114,6 +125,7 @@ typedef struct DssSaved {
     int T, L;
     double complex *s;   /* (T) powers of one mode, rebuilt per mode */
     double *acc;         /* (N, 2) Λ's gradient, summed over channels */
+    double complex *e;   /* (d, N, 2) every mode's e^b and e^{bL}, from the forward */
 } DssSaved;
 
 static void dss_kernel_backward(TapeEntry *e) {
@@ -126,7 +138,7 @@ static void dss_kernel_backward(TapeEntry *e) {
     for (int c = 0; c < d.d; c++) {
         double gdt_r = 0, gdt_i = 0;
         for (int n = 0; n < d.N; n++) {
-            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L);
+            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L, sv->e + 2 * ((size_t)c * d.N + n), 1);
             mode_powers(&m, T, L, sv->s);
             double complex A0 = 0, A1 = 0;
             for (int l = 0; l < T; l++) {
@@ -171,10 +183,11 @@ Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T,
     DssSaved sv = { .T = T, .L = L };
     sv.s = tape_scratch(t, (size_t)T * sizeof *sv.s);
     double *kc = tape_scratch(t, (size_t)T * sizeof(double));   /* one channel's K, summed over modes */
+    sv.e = needs_grad ? tape_scratch(t, (size_t)2 * d.d * d.N * sizeof *sv.e) : NULL;
     for (int c = 0; c < d.d; c++) {
         memset(kc, 0, (size_t)T * sizeof(double));
         for (int n = 0; n < d.N; n++) {
-            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L);
+            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L, sv.e ? sv.e + 2 * ((size_t)c * d.N + n) : NULL, 0);
             mode_powers(&m, T, L, sv.s);
             for (int l = 0; l < T; l++) kc[l] += creal(m.coef * sv.s[l]);
         }
