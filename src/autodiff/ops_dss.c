@@ -96,16 +96,28 @@ static DssMode dss_mode(const Tensor *lambda, const Tensor *log_dt, const Tensor
     return m;
 }
 
-/* e^{b·m(l)} for l = 0 … T−1 into s (T). */
-static void mode_powers(const DssMode *m, int T, int L, double complex *s) {
-    if (!m->flip) {
-        s[0] = 1;
-        for (int l = 1; l < T; l++) s[l] = s[l - 1] * m->e1;
-    } else {
-        s[T - 1] = cexp(m->b * (L - T));
-        for (int l = T - 2; l >= 0; l--) s[l] = s[l + 1] * m->e1;
+/* Modes handled together: each mode's powers are a chain of dependent complex
+ * multiplies, so walking one mode at a time waits on each product's latency; a
+ * block's chains are walked side by side, each mode's in its own order (the same
+ * products as one at a time). */
+#define DSS_MODE_BLOCK 8
+
+/* e^{b·m(l)} for l = 0 … T−1 of the nb modes m into s (nb, T). */
+static void mode_powers(const DssMode *m, int nb, int T, int L, double complex *s) {
+    for (int j = 0; j < nb; j++) {
+        double complex *sj = s + (size_t)j * T;
+        if (m[j].flip) sj[T - 1] = cexp(m[j].b * (L - T));
+        else sj[0] = 1;
     }
+    for (int i = 1; i < T; i++)
+        for (int j = 0; j < nb; j++) {
+            double complex *sj = s + (size_t)j * T;
+            if (m[j].flip) sj[T - 1 - i] = sj[T - i] * m[j].e1;   /* walking down from e^{b(L−T)} */
+            else sj[i] = sj[i - 1] * m[j].e1;
+        }
 }
+
+static int mode_block(int n0, int N) { return N - n0 < DSS_MODE_BLOCK ? N - n0 : DSS_MODE_BLOCK; }
 
 void ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, int L, double *z, double *C) {
     DssDims d = dss_dims(lambda, log_dt, w);
@@ -123,10 +135,31 @@ void ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, i
 
 typedef struct DssSaved {
     int T, L;
-    double complex *s;   /* (T) powers of one mode, rebuilt per mode */
+    double complex *s;   /* (DSS_MODE_BLOCK, T) powers of a block of modes */
     double *acc;         /* (N, 2) Λ's gradient, summed over channels */
     double complex *e;   /* (d, N, 2) every mode's e^b and e^{bL}, from the forward */
 } DssSaved;
+
+/* One mode's share of the gradients (see the header), from A0 = Σ_l dK[l]·conj(e^{b m(l)})
+ * and A1 = Σ_l dK[l]·m(l)·conj(e^{b m(l)}): adds into Λ's (lam_g, 2 doubles) and the
+ * channel's log Δ sums (gdt, 2), and writes or adds W's (gw, 2 floats; NULL: none). */
+static void mode_backward(const DssMode *m, double complex A0, double complex A1, int L, double *lam_g, double *gdt,
+                          float *gw, int acc_w) {
+    double complex g_num = conj(m->w * m->r) * A0, g_r = conj(m->w * m->num) * A0;
+    double complex g_q = (-m->q * m->q * g_r + DSS_EPS * conj(g_r)) / (m->n2 * m->n2);
+    double complex g_den = conj(m->lam) * g_q;
+    double complex g_b = conj(m->coef) * A1 + conj(m->e1) * g_num + L * conj(m->eL) * g_den;
+    double complex g_a = m->flip ? -g_b : g_b, g_lam = conj(m->den) * g_q;
+    lam_g[0] += m->dtr * creal(g_a) + creal(g_lam);
+    lam_g[1] += m->dti * cimag(g_a) + cimag(g_lam);
+    gdt[0] += m->dtr * creal(m->lam) * creal(g_a);
+    gdt[1] += m->dti * cimag(m->lam) * cimag(g_a);
+    if (gw) {
+        double complex g_w = conj(m->num * m->r) * A0;
+        gw[0] = (float)creal(g_w) + (acc_w ? gw[0] : 0.0f);
+        gw[1] = (float)cimag(g_w) + (acc_w ? gw[1] : 0.0f);
+    }
+}
 
 static void dss_kernel_backward(TapeEntry *e) {
     Tensor *lambda = e->in[0], *log_dt = e->in[1], *w = e->in[2], *k = e->out;
@@ -136,37 +169,30 @@ static void dss_kernel_backward(TapeEntry *e) {
     memset(sv->acc, 0, (size_t)2 * d.N * sizeof(double));
     int acc_dt = log_dt->grad ? tape_grad_acc(log_dt) : 0, acc_w = w->grad ? tape_grad_acc(w) : 0;
     for (int c = 0; c < d.d; c++) {
-        double gdt_r = 0, gdt_i = 0;
-        for (int n = 0; n < d.N; n++) {
-            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L, sv->e + 2 * ((size_t)c * d.N + n), 1);
-            mode_powers(&m, T, L, sv->s);
-            double complex A0 = 0, A1 = 0;
+        double gdt[2] = { 0, 0 };
+        for (int n0 = 0; n0 < d.N; n0 += DSS_MODE_BLOCK) {
+            const int nb = mode_block(n0, d.N);
+            const size_t i0 = (size_t)c * d.N + n0;   /* the block's first mode */
+            DssMode mb[DSS_MODE_BLOCK];
+            double complex A0[DSS_MODE_BLOCK] = { 0 }, A1[DSS_MODE_BLOCK] = { 0 };
+            for (int j = 0; j < nb; j++) mb[j] = dss_mode(lambda, log_dt, w, d, c, n0 + j, L, sv->e + 2 * (i0 + j), 1);
+            mode_powers(mb, nb, T, L, sv->s);
             for (int l = 0; l < T; l++) {
                 double g = k->grad[(size_t)l * d.d + c];
-                double complex gs = g * conj(sv->s[l]);
-                A0 += gs;
-                A1 += (m.flip ? L - 1 - l : l) * gs;
+                for (int j = 0; j < nb; j++) {   /* each mode's sums over l in order */
+                    double complex gs = g * conj(sv->s[(size_t)j * T + l]);
+                    A0[j] += gs;
+                    A1[j] += (mb[j].flip ? L - 1 - l : l) * gs;
+                }
             }
-            double complex g_num = conj(m.w * m.r) * A0, g_r = conj(m.w * m.num) * A0;
-            double complex g_q = (-m.q * m.q * g_r + DSS_EPS * conj(g_r)) / (m.n2 * m.n2);
-            double complex g_den = conj(m.lam) * g_q;
-            double complex g_b = conj(m.coef) * A1 + conj(m.e1) * g_num + L * conj(m.eL) * g_den;
-            double complex g_a = m.flip ? -g_b : g_b, g_lam = conj(m.den) * g_q;
-            sv->acc[2 * n] += m.dtr * creal(g_a) + creal(g_lam);
-            sv->acc[2 * n + 1] += m.dti * cimag(g_a) + cimag(g_lam);
-            gdt_r += m.dtr * creal(m.lam) * creal(g_a);
-            gdt_i += m.dti * cimag(m.lam) * cimag(g_a);
-            if (w->grad) {
-                double complex g_w = conj(m.num * m.r) * A0;
-                float *gw = w->grad + 2 * ((size_t)c * d.N + n);
-                gw[0] = (float)creal(g_w) + (acc_w ? gw[0] : 0.0f);
-                gw[1] = (float)cimag(g_w) + (acc_w ? gw[1] : 0.0f);
-            }
+            for (int j = 0; j < nb; j++)
+                mode_backward(&mb[j], A0[j], A1[j], L, sv->acc + 2 * (n0 + j), gdt,
+                              w->grad ? w->grad + 2 * (i0 + j) : NULL, acc_w);
         }
         if (log_dt->grad) {
             float *g = log_dt->grad + 2 * c;
-            g[0] = (float)gdt_r + (acc_dt ? g[0] : 0.0f);
-            g[1] = (float)gdt_i + (acc_dt ? g[1] : 0.0f);
+            g[0] = (float)gdt[0] + (acc_dt ? g[0] : 0.0f);
+            g[1] = (float)gdt[1] + (acc_dt ? g[1] : 0.0f);
         }
     }
     if (lambda->grad) {
@@ -181,15 +207,20 @@ Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T,
     int needs_grad = tape_needs_grad(t, lambda, log_dt, w);
     Tensor *k = tape_tensor(t, needs_grad, 2, (const int[]){ T, d.d });
     DssSaved sv = { .T = T, .L = L };
-    sv.s = tape_scratch(t, (size_t)T * sizeof *sv.s);
+    sv.s = tape_scratch(t, (size_t)DSS_MODE_BLOCK * T * sizeof *sv.s);
     double *kc = tape_scratch(t, (size_t)T * sizeof(double));   /* one channel's K, summed over modes */
     sv.e = needs_grad ? tape_scratch(t, (size_t)2 * d.d * d.N * sizeof *sv.e) : NULL;
     for (int c = 0; c < d.d; c++) {
         memset(kc, 0, (size_t)T * sizeof(double));
-        for (int n = 0; n < d.N; n++) {
-            DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L, sv.e ? sv.e + 2 * ((size_t)c * d.N + n) : NULL, 0);
-            mode_powers(&m, T, L, sv.s);
-            for (int l = 0; l < T; l++) kc[l] += creal(m.coef * sv.s[l]);
+        for (int n0 = 0; n0 < d.N; n0 += DSS_MODE_BLOCK) {
+            const int nb = mode_block(n0, d.N);
+            DssMode mb[DSS_MODE_BLOCK];
+            for (int j = 0; j < nb; j++)
+                mb[j] = dss_mode(lambda, log_dt, w, d, c, n0 + j, L,
+                                 sv.e ? sv.e + 2 * ((size_t)c * d.N + n0 + j) : NULL, 0);
+            mode_powers(mb, nb, T, L, sv.s);
+            for (int l = 0; l < T; l++)   /* over n in order, as one mode at a time summed */
+                for (int j = 0; j < nb; j++) kc[l] += creal(mb[j].coef * sv.s[(size_t)j * T + l]);
         }
         for (int l = 0; l < T; l++) k->data[(size_t)l * d.d + c] = (float)kc[l];
     }

@@ -31,6 +31,7 @@ static int kernel_cases(int *n_cases) {
         { 4, 3, 6, 6, 2 },    /* T = L */
         { 2, 2, 1, 4, 3 },    /* one position */
         { 5, 2, 7, 9, 4 },
+        { 10, 2, 6, 8, 6 },   /* modes run in blocks of 8: a whole block and a part */
     };
     int failed = 0;
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
