@@ -22,7 +22,7 @@
  * e^{b·m(l)} is a power of e^b: one complex multiply per position, walking l up
  * (m = l) or down (m = L − 1 − l, starting from e^{b(L−T)}).  The forward keeps
  * every mode's e^b and e^{bL} for the backward, which computed them again before: the
- * complex exponentials were a fifth of a DSS training step at N = 20, and keeping them
+ * complex exponentials were about an eighth of a DSS training step at N = 20; keeping them
  * makes the step 10% faster with the same bits.
  *
  * Backward, with gradients of a real loss written as complex numbers ḡ = ∂/∂re +
