@@ -225,6 +225,10 @@ const CfgKey cfg_keys[] = {
     { "model.dss.ff", CFG_INT, AT(model.dss.ff), IN(0, 16), .def = 0, ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "0 = each block is the DSS layer alone (the paper's model); k = a pre-norm feed-forward "
              "block (d -> k*d, GELU, -> d) after each, as the reference code's layer list [dss, ff] (k 4 there)" },
+    { "model.dss.lr", CFG_FLOAT, AT(model.dss.lr), IN(0, 1), .def = 0, ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "0 = train.lr for every parameter; > 0 = the base learning rate of the kernel's Lambda, log dt and "
+             "W, following train.schedule in the same ratio to train.lr (the reference code: 0.001, its own "
+             "parameter group)" },
     { "model.retnet", CFG_OBJECT, RETNET_ONLY, .doc = "RetNet (Sun et al. 2023, \"Retentive Network\")" },
     { "model.retnet.value_factor", CFG_INT, AT(model.retnet.value_factor), IN(1, 4), .def = 1, RETNET_ONLY,
       .doc = "width of values and of the swish gate = value_factor * d_model (the paper: 2)" },

@@ -189,9 +189,15 @@ static void cfg_list_children(const char *parent, char *buf, size_t n) {
     }
 }
 
+static int key_depth(const char *path) {
+    int n = 0;
+    for (; *path; path++) n += *path == '.';
+    return n;
+}
+
 /* The best suggestion for an unknown component `comp` under `parent`, followed by
  * `rest` (the components after it, for --set paths): a sibling first, else the
- * same name anywhere in the schema ("lr" at the top level -> "train.lr"). */
+ * same name anywhere in the schema. */
 static int cfg_suggest(const char *parent, const char *comp, const char *rest, char *out, size_t n) {
     int best = -1, best_d = INT_MAX;
     for (int i = 0; i < cfg_nkeys; i++) {
@@ -205,9 +211,13 @@ static int cfg_suggest(const char *parent, const char *comp, const char *rest, c
         return 1;
     }
     if (*rest) return 0;
+    /* Anywhere: the closest leaf, and of equally close ones the shallowest key
+     * ("lr" -> "train.lr", not "model.dss.lr"). */
     for (int i = 0; i < cfg_nkeys; i++) {
         int d = json_diag_closeness(comp, cfg_leaf(cfg_keys[i].path));
-        if (d >= 0 && d < 100 && d < best_d) best_d = d, best = i;
+        if (d < 0 || d >= 100) continue;
+        if (d < best_d || (d == best_d && key_depth(cfg_keys[i].path) < key_depth(cfg_keys[best].path)))
+            best_d = d, best = i;
     }
     if (best < 0) return 0;
     snprintf(out, n, "%s", cfg_keys[best].path);

@@ -37,6 +37,11 @@ void dss_declare(Model *m) {
         L->log_dt = model_decl(m, 0, 2, (int[]){d, 2}, "layers.%d.layer.kernel.log_dt", l);
         L->lambda = model_decl(m, 0, 2, (int[]){N, 2}, "layers.%d.layer.kernel.Lambda", l);
         L->w = model_decl(m, 0, 4, (int[]){1, d, N, 2}, "layers.%d.layer.kernel.W", l);
+        if (m->cfg.dss.lr > 0) {   /* the kernel's own parameter group (model.dss.lr) */
+            params_set_lr(&m->params, L->log_dt, m->cfg.dss.lr);
+            params_set_lr(&m->params, L->lambda, m->cfg.dss.lr);
+            params_set_lr(&m->params, L->w, m->cfg.dss.lr);
+        }
         model_decl_linear(m, &L->out, d, d, "layers.%d.layer.output_linear", l);
         if (m->cfg.dss.ff) {
             model_decl_norm(m, &L->ff_norm, "layers.%d.ff.norm", l);

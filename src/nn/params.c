@@ -25,6 +25,16 @@ Tensor *params_add(ParamStore *ps, const char *name, int ndim, const int *shape,
     return &p->t;
 }
 
+void params_set_lr(ParamStore *ps, const Tensor *t, float lr) {
+    AL_ASSERT(lr > 0);
+    for (int k = 0; k < ps->n; k++)
+        if (&ps->p[k].t == t) {
+            ps->p[k].lr = lr;
+            return;
+        }
+    AL_ASSERT(!"params_set_lr: the tensor is not a parameter of this store");
+}
+
 void params_finalize(ParamStore *ps) {
     AL_ASSERT(!ps->block);
     ps->block = al_calloc((size_t)(4 * ps->total), sizeof(float));

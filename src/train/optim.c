@@ -62,8 +62,10 @@ void optim_adam_step_except(ParamStore *ps, const CfgTrain *cfg, float lr, long 
         if (frozen && frozen[k]) continue;
         const Param *q = &ps->p[k];
         float wd = q->decay ? cfg->weight_decay : 0.0f;
+        /* a tensor with its own base rate: the schedule's ratio lr / cfg->lr times it */
+        float lk = q->lr > 0 ? lr * (q->lr / cfg->lr) : lr;
         long o = q->offset;
-        adam_range(ps->data + o, ps->grad + o, ps->m + o, ps->v + o, q->t.n, lr, cfg->beta1,
+        adam_range(ps->data + o, ps->grad + o, ps->m + o, ps->v + o, q->t.n, lk, cfg->beta1,
                    cfg->beta2, cfg->eps, decoupled ? 0.0f : wd, decoupled ? wd : 0.0f, c1, c2);
     }
 }

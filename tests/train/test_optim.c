@@ -166,6 +166,25 @@ static void test_frozen(void) {
     params_free(&ps);
 }
 
+/* A tensor with its own base rate (params_set_lr) steps with the schedule's ratio
+ * times it: at a scheduled rate of ½·LR, "w" (the optimizer's rate) moves by
+ * ½·LR·g/(|g| + ε) on Adam's first step, "b" (own rate 3·LR) by 3/2·LR·g/(|g| + ε). */
+static void test_own_lr(void) {
+    CfgTrain c = adam_cfg("adam", 0);
+    ParamStore ps;
+    store_init(&ps);
+    params_set_lr(&ps, &ps.p[1].t, 3 * LR);
+    double want[2 * K];
+    for (int i = 0; i < 2 * K; i++) {
+        double g = G[0][i % K], r = i < K ? 0.5 : 1.5;
+        ps.grad[i] = (float)g;
+        want[i] = P0[i % K] - r * (double)LR * g / (fabs(g) + (double)c.eps);
+    }
+    optim_adam_step(&ps, &c, 0.5f * LR, 1);
+    check_p(&ps, want, "a tensor with its own learning rate", 1);
+    params_free(&ps);
+}
+
 /* Gradients (3, 4, 0, …): norm 5; clipped to 1 they become (3, 4)/(5 + 1e-6). */
 static void test_clip(void) {
     ParamStore ps;
@@ -227,6 +246,7 @@ int main(void) {
     test_adam_against_reference("adamw");
     test_adamw_pure_decay();
     test_frozen();
+    test_own_lr();
     test_clip();
     test_schedules();
     printf("  parameters: worst error %.3g (tolerance %.3g)\n", worst_p, P_TOL);

@@ -41,6 +41,8 @@ typedef struct CfgDss {
     float dt_min, dt_max;    /* the range of the initial step Δ */
     int ff;                  /* 0, or the expansion of a position-wise feed-forward block after
                                 every DSS block (the reference code's layer list [dss, ff]) */
+    float lr;                /* 0, or the base learning rate of the kernel's Λ, log Δ and W
+                                (the reference code's parameter group: 0.001) */
 } CfgDss;
 /* RetNet (Sun et al. 2023, "Retentive Network"): src/nn/retnet.c. */
 typedef struct CfgRetnet {

@@ -18,6 +18,9 @@ typedef struct Param {
     Tensor t;                     /* data/grad point into the store's block */
     long   offset;                /* first element within the block */
     int    decay;                 /* 1: weight decay applies (matrices); 0: biases, norms */
+    float  lr;                    /* 0: the optimizer's learning rate; > 0: this tensor's own
+                                     base rate, following the schedule in the same ratio
+                                     (params_set_lr) */
 } Param;
 
 typedef struct ParamStore {
@@ -33,6 +36,10 @@ void    params_init(ParamStore *ps, int capacity);
 /* Declares a parameter; returns its tensor (valid after params_finalize). */
 Tensor *params_add(ParamStore *ps, const char *name, int ndim, const int *shape, int decay);
 void    params_finalize(ParamStore *ps);      /* allocates the block, zeroed */
+/* Gives the declared tensor t its own base learning rate lr (> 0): where the
+ * optimizer's rate at a step is r·train.lr, this tensor's is r·lr — a parameter group
+ * of its own, as the DSS code's kernel parameters (optim_adam_step_except). */
+void    params_set_lr(ParamStore *ps, const Tensor *t, float lr);
 /* Instead of params_finalize, for a data-parallel replica (model_replica_create):
  * ps declared the same parameters as `master` (same names, shapes, order).  Its
  * tensors read the master's values (ps->data = master->data, shared; the replica

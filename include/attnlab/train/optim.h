@@ -20,7 +20,9 @@ void optim_clip(ParamStore *ps, double norm, double max_norm);
 /* One Adam step (1-based t for the bias correction).  "adam": weight decay, if any,
  * is added to the gradient (L2, as torch.optim.Adam); "adamw": decoupled
  * (p −= lr·wd·p, as torch.optim.AdamW).  Decay applies only to params with decay=1
- * (weight matrices), never to biases, LayerNorm or embeddings. */
+ * (weight matrices), never to biases, LayerNorm or embeddings.  lr is the schedule's
+ * rate for cfg->lr; a parameter with its own base rate (Param.lr > 0) steps with
+ * lr·Param.lr/cfg->lr, as torch's schedulers scale every parameter group alike. */
 void optim_adam_step(ParamStore *ps, const CfgTrain *cfg, float lr, long t);
 /* The same, leaving the parameters k with frozen[k] set (values and moments)
  * untouched — even by weight decay, which would move them without a gradient.
