@@ -251,6 +251,8 @@ class Transformer(nn.Module):
 # with the softmax's 1/Σ_k e^{P} as the code's num/den and its ε-regularised
 # reciprocal, L the model's longest sequence (src/nn/dss.c); then per block, pre-norm:
 #     x += output_linear(dropout(GELU(K * LN(x) + D ⊙ LN(x))))
+# (with model.dss.postact "glu", the code's postact option: output_linear d → 2d, then
+# nn.GLU(dim=-1), a·σ(b) over its two halves)
 # and with model.dss.ff = k > 0 a feed-forward block after each (the reference code's
 # layer list [dss, ff]):  x += dropout(fc2(GELU(fc1(LN(x))))), fc1 d → k·d.
 # The kernel in complex128; the convolution as a plain loop over lags.
@@ -286,11 +288,12 @@ class DSSKernel(nn.Module):
 
 
 class DSSLayer(nn.Module):
-    def __init__(self, d, n_state):
+    def __init__(self, d, n_state, postact):
         super().__init__()
         self.D = nn.Parameter(torch.zeros(1, d))
         self.kernel = DSSKernel(d, n_state)
-        self.output_linear = nn.Linear(d, d)
+        self.glu = postact == "glu"
+        self.output_linear = nn.Linear(d, 2 * d if self.glu else d)
 
     def forward(self, u, L, drop):
         """u (B, T, d) → (B, T, d)."""
@@ -299,7 +302,8 @@ class DSSLayer(nn.Module):
         y = u * self.D[0]
         for s in range(T):                       # y[t] += K[s]·u[t − s]
             y = y + F.pad(u[:, :T - s] * K[:, s], (0, 0, s, 0))
-        return self.output_linear(drop(F.gelu(y)))
+        y = self.output_linear(drop(F.gelu(y)))
+        return F.glu(y, dim=-1) if self.glu else y
 
 
 class DSSBlock(nn.Module):
@@ -307,7 +311,7 @@ class DSSBlock(nn.Module):
         super().__init__()
         d = mc["d_model"]
         self.norm = nn.LayerNorm(d, eps=f32(mc["ln_eps"]))
-        self.layer = DSSLayer(d, mc["dss"]["d_state"])
+        self.layer = DSSLayer(d, mc["dss"]["d_state"], mc["dss"].get("postact", "none"))
         k = mc["dss"].get("ff", 0)
         self.ff = DSSFeedForward(d, k, mc["ln_eps"]) if k else None
 

@@ -1,4 +1,4 @@
-/* ops_pointwise.c — elementwise arithmetic, sums to a scalar, activations, dropout.
+/* ops_pointwise.c — elementwise arithmetic, sums to a scalar, activations, GLU, dropout.
  *
  * Every op here streams once over contiguous memory in loops gcc vectorises; the
  * activations take their exp/erfc-class math from util/fastmath.h, so no libm call
@@ -186,6 +186,43 @@ Tensor *ad_gelu(Tape *t, Tensor *x, AdGelu kind) {
 Tensor *ad_elu(Tape *t, Tensor *x) { return activation(t, OP_ELU, ACT_ELU, x); }
 Tensor *ad_relu(Tape *t, Tensor *x) { return activation(t, OP_RELU, ACT_RELU, x); }
 Tensor *ad_silu(Tape *t, Tensor *x) { return activation(t, OP_SILU, ACT_SILU, x); }
+
+/* ------------------------------------------------------------------------------ */
+/* glu: x (…, 2C) = (a | b) per row → y (…, C) = a·σ(b).  With a gradient, forward
+ * stores ∂y/∂x per row as (σ(b) | a·σ(b)·(1 − σ(b))), so backward is two products. */
+
+static void glu_backward(TapeEntry *e) {
+    Tensor *x = e->in[0];
+    const float *d = e->saved[0], *dy = e->out->grad;
+    int C = tensor_cols(e->out), acc = tape_grad_acc(x);
+    for (long r = 0, R = tensor_rows(e->out); r < R; r++) {
+        grad_put(x->grad + 2 * r * C, dy + r * C, d + 2 * r * C, 1.0f, C, acc);
+        grad_put(x->grad + (2 * r + 1) * C, dy + r * C, d + (2 * r + 1) * C, 1.0f, C, acc);
+    }
+}
+
+Tensor *ad_glu(Tape *t, Tensor *x) {
+    int C2 = tensor_cols(x), C = C2 / 2, shape[4];
+    AL_ASSERT(C2 % 2 == 0 && x->ndim <= 4);
+    for (int i = 0; i < x->ndim; i++) shape[i] = x->shape[i];
+    shape[x->ndim - 1] = C;
+    int needs_grad = tape_needs_grad(t, x, NULL, NULL);
+    Tensor *y = tape_tensor(t, needs_grad, x->ndim, shape);
+    float *d = needs_grad ? tape_scratch(t, (size_t)x->n * sizeof(float)) : NULL;
+    for (long r = 0, R = tensor_rows(x); r < R; r++) {
+        const float *a = x->data + r * C2, *b = a + C;
+        float *yr = y->data + r * C;
+        for (int c = 0; c < C; c++) {
+            Sigmoid g = sigmoid(b[c]);
+            yr[c] = a[c] * g.s;
+            if (d) d[r * C2 + c] = g.s, d[r * C2 + C + c] = a[c] * g.s * g.one_minus_s;
+        }
+    }
+    if (needs_grad)
+        ad_record(t, (TapeEntry){ .op = OP_GLU, .backward = glu_backward, .out = y, .in = { x }, .saved = { d },
+                                  .first_write = 1 });
+    return y;
+}
 
 /* ------------------------------------------------------------------------------ */
 /* dropout: x any shape → y like x; y = x·keep/(1 − p), keep ~ Bernoulli(1 − p).

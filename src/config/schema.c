@@ -45,6 +45,8 @@ const char *const cfg_model_names[] = {
     [MODEL_TRANSFORMER] = "transformer", [MODEL_LSTM] = "lstm", [MODEL_DSS] = "dss", [MODEL_RETNET] = "retnet",
     [MODEL_MAMBA] = "mamba",
     NULL };
+static const char *const cfg_dss_postact_names[] = {
+    [DSS_POSTACT_NONE] = "none", [DSS_POSTACT_GLU] = "glu", NULL };
 static const char *const cfg_feature_names[] = {
     [FEATURE_ELU1] = "elu1", [FEATURE_IDENTITY] = "identity", [FEATURE_RELU] = "relu", NULL };
 const char *const cfg_family_names[] = {
@@ -229,6 +231,10 @@ const CfgKey cfg_keys[] = {
       .doc = "0 = train.lr for every parameter; > 0 = the base learning rate of the kernel's Lambda, log dt and "
              "W, following train.schedule in the same ratio to train.lr (the reference code: 0.001, its own "
              "parameter group)" },
+    { "model.dss.postact", CFG_ENUM, AT(model.dss.postact), .names = cfg_dss_postact_names,
+      .def = DSS_POSTACT_NONE, ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "after the layer's output_linear: none (the reference code's DSS default: a d -> d linear) or glu "
+             "(its postact option, as in its s4ff layer list: a d -> 2d linear, then a*sigmoid(b) over the halves)" },
     { "model.retnet", CFG_OBJECT, RETNET_ONLY, .doc = "RetNet (Sun et al. 2023, \"Retentive Network\")" },
     { "model.retnet.value_factor", CFG_INT, AT(model.retnet.value_factor), IN(1, 4), .def = 1, RETNET_ONLY,
       .doc = "width of values and of the swish gate = value_factor * d_model (the paper: 2)" },

@@ -4,6 +4,8 @@
  *
  * n_layers pre-norm residual blocks between the token embedding and the head:
  *   h = LN(x);  y = K * h + D ⊙ h  (per channel, causal);  x += W_o·dropout(GELU(y)) + b_o
+ * or, with model.dss.postact glu (the reference's `postact` option), W_o (2d, d) and
+ *   x += GLU(W_o·dropout(GELU(y)) + b_o),  GLU(a | b) = a·σ(b)
  * and, when model.dss.ff = k > 0, after each of them the reference code's feed-forward
  * layer (its layer list [dss, ff], configs/model/layer/s4ff.yaml; expand 4 there):
  *   x += dropout(fc2(GELU(fc1(LN(x)))))            fc1 (k·d, d), fc2 (d, k·d)
@@ -42,7 +44,8 @@ void dss_declare(Model *m) {
             params_set_lr(&m->params, L->lambda, m->cfg.dss.lr);
             params_set_lr(&m->params, L->w, m->cfg.dss.lr);
         }
-        model_decl_linear(m, &L->out, d, d, "layers.%d.layer.output_linear", l);
+        int out = m->cfg.dss.postact == DSS_POSTACT_GLU ? 2 * d : d;
+        model_decl_linear(m, &L->out, out, d, "layers.%d.layer.output_linear", l);
         if (m->cfg.dss.ff) {
             model_decl_norm(m, &L->ff_norm, "layers.%d.ff.norm", l);
             model_decl_linear(m, &L->fc1, m->cfg.dss.ff * d, d, "layers.%d.ff.fc1", l);
@@ -154,6 +157,12 @@ static Tensor *ff_block(const Model *m, Tape *t, int layer, Tensor *x) {
     return m->cfg.dss.ff ? model_residual(m, t, NULL, layer, x, &m->dss[layer].ff_norm, ff) : x;
 }
 
+/* x + postact(output_linear(y)): the layer's output added to the residual stream. */
+static Tensor *dss_output(const Model *m, Tape *t, const DssLayer *L, Tensor *y, Tensor *x) {
+    if (m->cfg.dss.postact == DSS_POSTACT_NONE) return ad_linear_residual(t, y, L->out.w, L->out.b, x);
+    return ad_add(t, x, ad_glu(t, ad_linear(t, y, L->out.w, L->out.b)));
+}
+
 Tensor *dss_forward(Model *m, Tape *t, Tensor *x) {
     int T = x->shape[1];
     for (int l = 0; l < m->cfg.n_layers; l++) {
@@ -163,31 +172,37 @@ Tensor *dss_forward(Model *m, Tape *t, Tensor *x) {
         Tensor *y = ad_gelu(t, ad_causal_conv(t, h, k, L->D), GELU_ERF);   /* torch nn.GELU(): erf */
         y = ad_dropout(t, y, m->cfg.dropout);
         if (l == m->cfg.n_layers - 1) y = model_keep(m, t, y), x = model_keep(m, t, x);   /* the conv was the last mixing */
-        x = ff_block(m, t, l, ad_linear_residual(t, y, L->out.w, L->out.b, x));
+        x = ff_block(m, t, l, dss_output(m, t, L, y, x));
     }
     return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
 }
 
 double dss_flops_per_seq(const Model *m, int T) {
     double d = m->cfg.d_model, ff = 4.0 * T * d * d * m->cfg.dss.ff;   /* fc1 and fc2 */
-    return m->cfg.n_layers * (2.0 * T * d * d + (double)T * (T + 1) * d + ff);
+    double out = m->cfg.dss.postact == DSS_POSTACT_GLU ? 2 : 1;          /* output_linear's rows / d */
+    return m->cfg.n_layers * (2.0 * out * T * d * d + (double)T * (T + 1) * d + ff);
 }
 
 double dss_param_count(const CfgModel *c, int max_len) {
     (void)max_len;
     double d = c->d_model, N = c->dss.d_state;
     double h = (double)c->dss.ff * d;
-    /* norm 2d, D d, log_dt 2d, Λ 2N, W 2dN, output_linear d² + d; final norm 2d;
-     * the feed-forward block's norm 2d, fc1 h·d + h, fc2 d·h + d */
+    double out = c->dss.postact == DSS_POSTACT_GLU ? 2 * d : d;
+    /* norm 2d, D d, log_dt 2d, Λ 2N, W 2dN, output_linear out·d + out (out = d, or 2d
+     * with the GLU); final norm 2d; the feed-forward block's norm 2d, fc1 h·d + h,
+     * fc2 d·h + d */
     double ff = c->dss.ff ? 2 * h * d + h + 3 * d : 0;
-    return c->n_layers * (d * d + 6 * d + 2 * N + 2 * d * N + ff) + 2 * d;
+    return c->n_layers * (out * d + out + 5 * d + 2 * N + 2 * d * N + ff) + 2 * d;
 }
 
 /* Per (b, t) and layer: LN (value, grad, mean/rstd), conv, GELU (+ derivative),
- * dropout mask, output: about 12 floats per channel; the feed-forward block's LN,
- * hidden pre- and post-GELU and output: about 6 more per channel and 4 per hidden unit. */
+ * dropout mask, output: about 12 floats per channel; the GLU's 2d-wide projection
+ * (value, grad), its derivative and its output (value, grad): 10 more; the
+ * feed-forward block's LN, hidden pre- and post-GELU and output: about 6 more per
+ * channel and 4 per hidden unit. */
 double dss_activation_floats(const CfgModel *c) {
-    return (12.0 + (c->dss.ff ? 6.0 + 4.0 * c->dss.ff : 0)) * c->d_model;
+    double glu = c->dss.postact == DSS_POSTACT_GLU ? 10.0 : 0;
+    return (12.0 + glu + (c->dss.ff ? 6.0 + 4.0 * c->dss.ff : 0)) * c->d_model;
 }
 
 /* Decoding state per layer and sequence: x (d, N) complex doubles (re, im) — double
@@ -222,7 +237,7 @@ Tensor *dss_step(Model *m, Tape *t, Tensor *x, float *state, int batch) {
                 y->data[(size_t)b * d + c] = (float)(acc + (double)L->D->data[c] * u);
             }
         }
-        x = ff_block(m, t, l, ad_linear_residual(t, ad_gelu(t, y, GELU_ERF), L->out.w, L->out.b, x));
+        x = ff_block(m, t, l, dss_output(m, t, L, ad_gelu(t, y, GELU_ERF), x));
     }
     return ad_layernorm(t, x, m->ln_f.g, m->ln_f.b, m->cfg.ln_eps);
 }

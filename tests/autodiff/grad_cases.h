@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 int grad_cases_linalg(OpKind op, int *n_cases);     /* matmul, linear */
-int grad_cases_pointwise(OpKind op, int *n_cases);  /* add sub mul scale sum mean gelu elu relu silu dropout */
+int grad_cases_pointwise(OpKind op, int *n_cases);  /* add sub mul scale sum mean gelu elu relu silu glu dropout */
 int grad_cases_gather(OpKind op, int *n_cases);     /* embedding reshape split_heads merge_heads */
 int grad_cases_norm(OpKind op, int *n_cases);       /* layernorm l2norm */
 int grad_cases_softmax(OpKind op, int *n_cases);    /* softmax cross_entropy bce_multilabel */

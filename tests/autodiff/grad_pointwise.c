@@ -1,5 +1,5 @@
 /* grad_pointwise.c — gradient checks of add, sub, mul, scale, sum, mean, gelu,
- * elu, relu, silu and dropout.
+ * elu, relu, silu, glu and dropout.
  *
  * Tolerances.  The numeric gradient's error has two sources: float32 rounding of
  * the perturbed outputs (≤ ½ulp(y) each, so ≤ ulp(y)·|w|/(2·eps) with the
@@ -11,8 +11,8 @@
  *     here are 0.9, 4.2, −1.0) → ulp ≤ 9.5e-7 → error ≤ 7.6e-6: atol 2e-5, rtol 1e-5.
  *   mean — affine too, but its gradients are small (w/n ~ 5e-4 here), so it needs
  *     and gets a tighter bound: |mean| ≤ 2 → ulp ≤ 2.4e-7 → error ≤ 1.9e-6: atol 2e-6.
- *   gelu (both kinds), elu, silu — curved, eps 2⁻⁷: truncation ≤ 1.2·eps²/6 = 1.2e-5
- *     (|f‴| ≤ 1.2 for GeLU, ≤ 1 for ELU, ≤ 0.31 for SiLU), rounding ≤ 2.4e-7/(2·eps) = 1.5e-5, the
+ *   gelu (both kinds), elu, silu, glu — curved, eps 2⁻⁷: truncation ≤ 1.2·eps²/6 = 1.2e-5
+ *     (|f‴| ≤ 1.2 for GeLU, ≤ 1 for ELU, ≤ 0.31 for SiLU, ≤ |a|/8 ≤ 0.25 for GLU's a·σ(b)), rounding ≤ 2.4e-7/(2·eps) = 1.5e-5, the
  *     fast exp's own ≤ 2e-7 relative error as much again: ≲ 5e-5 → atol 1e-4, and
  *     rtol 1e-3 for the analytic side's float error on larger gradients.
  * Each stays far below the 5 % error the fault-injection check plants, for every
@@ -27,7 +27,8 @@ static GcTol pw_tol(OpKind op) {
     case OP_MEAN: return (GcTol){ 0x1p-4f, 2e-6f, 1e-5f };
     case OP_GELU:
     case OP_ELU:
-    case OP_SILU: return (GcTol){ 0x1p-7f, 1e-4f, 1e-3f };
+    case OP_SILU:
+    case OP_GLU:  return (GcTol){ 0x1p-7f, 1e-4f, 1e-3f };
     default:      return (GcTol){ 0x1p-4f, 2e-5f, 1e-5f };
     }
 }
@@ -55,6 +56,7 @@ static Tensor *build_pw(Tape *t, Tensor **x, void *ctx) {
     case OP_ELU:   return ad_elu(t, a);
     case OP_RELU:  return ad_relu(t, a);
     case OP_SILU:  return ad_silu(t, a);
+    case OP_GLU:   return ad_glu(t, a);
     case OP_DROPOUT:
         t->training = !c->eval;
         return ad_dropout(t, a, c->param);
@@ -100,6 +102,8 @@ static const PwCase CASES[] = {
     UNARY(OP_RELU, 3, S(2, 3, 7), 0, 82),
     UNARY(OP_SILU, 2, S(4, 9), 0, 86),
     UNARY(OP_SILU, 3, S(2, 3, 7), 0, 87),
+    UNARY(OP_GLU, 2, S(4, 10), 0, 88),     /* halves the last dim: y (4, 5) */
+    UNARY(OP_GLU, 3, S(2, 3, 8), 0, 89),
     UNARY(OP_DROPOUT, 2, S(6, 7), 0.3f, 91),
     UNARY(OP_DROPOUT, 3, S(2, 3, 9), 0.3f, 92),
     /* identities: p = 0, and evaluation mode (no tape entry, so no fault check) */

@@ -122,6 +122,8 @@ int main(void) {
     check_model("dss", &dss, 9);
     dss.dss.ff = 2;
     check_model("dss, feed-forward blocks", &dss, 9);
+    dss.dss.postact = DSS_POSTACT_GLU;
+    check_model("dss, GLU, feed-forward blocks", &dss, 9);
     CfgModel retnet = base_model();
     retnet.type = MODEL_RETNET;
     retnet.n_heads = 2;   /* even head width 6 */

@@ -63,6 +63,10 @@ Tensor *ad_relu(Tape *t, Tensor *x);
 /* SiLU (swish): y = x·σ(x), σ(x) = 1/(1 + e^−x).  x any shape → y like x;
  * dx = dy·σ(x)·(1 + x·(1 − σ(x))).  Recorded as OP_SILU. */
 Tensor *ad_silu(Tape *t, Tensor *x);
+/* GLU (Dauphin et al. 2017, "Language Modeling with Gated Convolutional Networks";
+ * torch nn.GLU(dim=-1)): x (…, 2C) = (a | b), its last dim halved → y (…, C) = a·σ(b);
+ * da = dy·σ(b), db = dy·a·σ(b)·(1 − σ(b)).  Recorded as OP_GLU. */
+Tensor *ad_glu(Tape *t, Tensor *x);
 /* Inverted dropout: zero with probability p, scale kept entries by 1/(1−p).  Only
  * when t->training and p > 0; otherwise returns x itself.  Mask from t->rng. */
 Tensor *ad_dropout(Tape *t, Tensor *x, float p);

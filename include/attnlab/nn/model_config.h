@@ -36,6 +36,11 @@ typedef struct CfgAttention {
 /* DSS (Gupta, Gu & Berant, "Diagonal State Spaces are as Effective as Structured
  * State Spaces"; src/nn/dss.c): per channel a diagonal complex state of d_state
  * modes, log Δ drawn log-uniformly in [dt_min, dt_max]. */
+/* What follows the DSS layer's output_linear (the reference code's `postact`). */
+typedef enum CfgDssPostact {
+    DSS_POSTACT_NONE,        /* output_linear d → d */
+    DSS_POSTACT_GLU          /* output_linear d → 2d, then GLU: a·σ(b) */
+} CfgDssPostact;
 typedef struct CfgDss {
     int d_state;             /* N, modes per channel (paper: 64) */
     float dt_min, dt_max;    /* the range of the initial step Δ */
@@ -43,6 +48,7 @@ typedef struct CfgDss {
                                 every DSS block (the reference code's layer list [dss, ff]) */
     float lr;                /* 0, or the base learning rate of the kernel's Λ, log Δ and W
                                 (the reference code's parameter group: 0.001) */
+    CfgDssPostact postact;   /* none (the reference's DSS default) or glu */
 } CfgDss;
 /* RetNet (Sun et al. 2023, "Retentive Network"): src/nn/retnet.c. */
 typedef struct CfgRetnet {
