@@ -33,14 +33,14 @@ typedef struct CfgAttention {
     int summary;             /* sparse: c, the last c positions of every block are global */
 } CfgAttention;
 
-/* DSS (Gupta, Gu & Berant, "Diagonal State Spaces are as Effective as Structured
- * State Spaces"; src/nn/dss.c): per channel a diagonal complex state of d_state
- * modes, log Δ drawn log-uniformly in [dt_min, dt_max]. */
 /* What follows the DSS layer's output_linear (the reference code's `postact`). */
 typedef enum CfgDssPostact {
     DSS_POSTACT_NONE,        /* output_linear d → d */
     DSS_POSTACT_GLU          /* output_linear d → 2d, then GLU: a·σ(b) */
 } CfgDssPostact;
+/* DSS (Gupta, Gu & Berant, "Diagonal State Spaces are as Effective as Structured
+ * State Spaces"; src/nn/dss.c): per channel a diagonal complex state of d_state
+ * modes, log Δ drawn log-uniformly in [dt_min, dt_max]. */
 typedef struct CfgDss {
     int d_state;             /* N, modes per channel (paper: 64) */
     float dt_min, dt_max;    /* the range of the initial step Δ */
