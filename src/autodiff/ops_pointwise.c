@@ -212,10 +212,16 @@ Tensor *ad_glu(Tape *t, Tensor *x) {
     for (long r = 0, R = tensor_rows(x); r < R; r++) {
         const float *a = x->data + r * C2, *b = a + C;
         float *yr = y->data + r * C;
-        for (int c = 0; c < C; c++) {
-            Sigmoid g = sigmoid(b[c]);
-            yr[c] = a[c] * g.s;
-            if (d) d[r * C2 + c] = g.s, d[r * C2 + C + c] = a[c] * g.s * g.one_minus_s;
+        if (d) {   /* two loops, not a test per element, so each one vectorises */
+            float *da = d + r * C2, *db = da + C;
+            for (int c = 0; c < C; c++) {
+                Sigmoid g = sigmoid(b[c]);
+                yr[c] = a[c] * g.s;
+                da[c] = g.s;
+                db[c] = a[c] * g.s * g.one_minus_s;
+            }
+        } else {
+            for (int c = 0; c < C; c++) yr[c] = a[c] * sigmoid(b[c]).s;
         }
     }
     if (needs_grad)
