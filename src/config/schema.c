@@ -215,9 +215,9 @@ const CfgKey cfg_keys[] = {
     /* DSS (Gupta, Gu & Berant 2022; src/nn/dss.c, docs/design.md decision 10). */
     { "model.dss", CFG_OBJECT, ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "the diagonal state space layer (model.type dss)" },
-    { "model.dss.d_state", CFG_INT, AT(model.dss.d_state), IN(1, 256), .def = 64,
+    { "model.dss.d_state", CFG_INT, AT(model.dss.d_state), IN(1, 512), .def = 64,
       ONLY_WHEN("model.type", 1u << MODEL_DSS),
-      .doc = "N: complex modes per channel (the paper: 64; at most 256, the O(N^3) eigenvalue init)" },
+      .doc = "N: complex modes per channel (the paper: 64; at most 512: the init finds the eigenvalues of a 2N x 2N matrix, O(N^3), about 1 s at 512)" },
     { "model.dss.dt_min", CFG_FLOAT, AT(model.dss.dt_min), IN(1e-6, 10), .def = 0.001,
       ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "smallest initial step: log(delta) per channel uniform in [log dt_min, log dt_max]" },

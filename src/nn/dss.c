@@ -25,6 +25,7 @@
 #include "model_internal.h"
 #include "attnlab/util/error.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,37 +56,78 @@ void dss_declare(Model *m) {
     model_decl_norm(m, &m->ln_f, "norm", 0);
 }
 
-/* Cyclic Jacobi rotations of the symmetric A (M × M, destroyed) until it is
- * diagonal to rounding; its eigenvalues into ev (M), in no particular order. */
-static void jacobi_eigenvalues(double *A, int M, double *ev) {
-    for (int sweep = 0; sweep < 100; sweep++) {
-        double off = 0, all = 0;
-        for (int p = 0; p < M; p++)
-            for (int q = 0; q < M; q++) {
-                all += A[p * M + q] * A[p * M + q];
-                if (p != q) off += A[p * M + q] * A[p * M + q];
-            }
-        if (off <= 1e-30 * all) break;
-        for (int p = 0; p < M; p++)
-            for (int q = p + 1; q < M; q++) {
-                double apq = A[p * M + q];
-                if (apq == 0) continue;
-                double theta = (A[q * M + q] - A[p * M + p]) / (2 * apq);
-                double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
-                double c = 1 / sqrt(t * t + 1), s = t * c;
-                for (int k = 0; k < M; k++) {   /* A ← A·J, then A ← Jᵀ·A */
-                    double akp = A[k * M + p], akq = A[k * M + q];
-                    A[k * M + p] = c * akp - s * akq;
-                    A[k * M + q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < M; k++) {
-                    double apk = A[p * M + k], aqk = A[q * M + k];
-                    A[p * M + k] = c * apk - s * aqk;
-                    A[q * M + k] = s * apk + c * aqk;
-                }
-            }
+/* Householder reduction of the symmetric A (M × M, row-major; its lower triangle is
+ * read and destroyed) to a tridiagonal matrix with the same eigenvalues: diagonal dg,
+ * sub-diagonal e (e[i] couples i and i + 1, e[M − 1] = 0).  Row i (from the last) is
+ * reflected onto its sub-diagonal entry, and the leading block updated with the
+ * symmetric rank-2 correction; O(M³) with a small constant (Golub & Van Loan §8.3.1). */
+static void householder_tridiagonal(double *A, int M, double *dg, double *e) {
+    double *p = al_malloc((size_t)M * sizeof(double));
+    for (int i = M - 1; i > 0; i--) {
+        int l = i - 1;
+        double *ai = A + (size_t)i * M, scale = 0, h = 0;
+        for (int k = 0; k <= l; k++) scale += fabs(ai[k]);
+        if (l == 0 || scale == 0) {
+            e[l] = ai[l];
+            continue;
+        }
+        for (int k = 0; k <= l; k++) ai[k] /= scale, h += ai[k] * ai[k];
+        double f = ai[l], g = f >= 0 ? -sqrt(h) : sqrt(h);
+        e[l] = scale * g;
+        h -= f * g;                    /* the reflector is I − u·uᵀ/h, u = ai[0..l] */
+        ai[l] = f - g;
+        f = 0;
+        for (int j = 0; j <= l; j++) {   /* p = A·u / h over the leading block */
+            g = 0;
+            for (int k = 0; k <= j; k++) g += A[(size_t)j * M + k] * ai[k];
+            for (int k = j + 1; k <= l; k++) g += A[(size_t)k * M + j] * ai[k];
+            p[j] = g / h;
+            f += p[j] * ai[j];
+        }
+        double hh = f / (h + h);
+        for (int j = 0; j <= l; j++) {   /* A ← A − u·qᵀ − q·uᵀ, q = p − hh·u */
+            f = ai[j];
+            p[j] = g = p[j] - hh * f;
+            for (int k = 0; k <= j; k++) A[(size_t)j * M + k] -= f * p[k] + g * ai[k];
+        }
     }
-    for (int i = 0; i < M; i++) ev[i] = A[i * M + i];
+    for (int i = 0; i < M; i++) dg[i] = A[(size_t)i * M + i];
+    e[M - 1] = 0;
+    free(p);
+}
+
+/* Eigenvalues of the symmetric tridiagonal (dg, e) into dg, in no particular order:
+ * implicit QL with Wilkinson shifts, each off-diagonal deflated at rounding
+ * (Golub & Van Loan §8.3.3, in its QL form). */
+static void tridiagonal_eigenvalues(double *dg, double *e, int M) {
+    for (int l = 0; l < M; l++)
+        for (int iter = 0;; iter++) {
+            int m = l;
+            while (m < M - 1 && fabs(e[m]) > DBL_EPSILON * (fabs(dg[m]) + fabs(dg[m + 1]))) m++;
+            if (m == l) break;
+            AL_ASSERT(iter < 64);
+            double g = (dg[l + 1] - dg[l]) / (2 * e[l]), r = hypot(g, 1.0);
+            g = dg[m] - dg[l] + e[l] / (g + copysign(r, g));
+            double s = 1, c = 1, p = 0;
+            int i;
+            for (i = m - 1; i >= l; i--) {
+                double f = s * e[i], b = c * e[i];
+                e[i + 1] = r = hypot(f, g);
+                if (r == 0) {            /* an exact zero split the matrix: start over */
+                    dg[i + 1] -= p;
+                    e[m] = 0;
+                    break;
+                }
+                s = f / r, c = g / r;
+                g = dg[i + 1] - p;
+                r = (dg[i] - g) * s + 2 * c * b;
+                p = s * r;
+                dg[i + 1] = g + p;
+                g = c * r - b;
+            }
+            if (r == 0 && i >= l) continue;
+            dg[l] -= p, e[l] = g, e[m] = 0;
+        }
 }
 
 static int cmp_desc(const void *a, const void *b) {
@@ -97,11 +139,11 @@ static int cmp_desc(const void *a, const void *b) {
  * [:N]): the N largest imaginary parts ω_0 ≥ … ≥ ω_{N−1} > 0 of the eigenvalues ±iω
  * of S = (H − Hᵀ)/2, H the 2N×2N HiPPO-LegS lower triangle H_ij = √((2i+1)(2j+1))
  * (i > j).  They are the square roots of the eigenvalues of the symmetric SᵀS = −S²,
- * each twice: Jacobi on SᵀS, then one ω per pair. */
+ * each twice: Householder + QL on SᵀS, then one ω per pair. */
 static void dss_skew_hippo(int N, double *omega) {
     int M = 2 * N;
     double *S = al_malloc((size_t)M * M * sizeof(double)), *A = al_calloc((size_t)M * M, sizeof(double));
-    double *ev = al_malloc((size_t)M * sizeof(double));
+    double *ev = al_malloc((size_t)M * sizeof(double)), *e = al_malloc((size_t)M * sizeof(double));
     for (int i = 0; i < M; i++)
         for (int j = 0; j < M; j++) {
             double h = sqrt((2.0 * i + 1) * (2.0 * j + 1)) / 2;
@@ -110,12 +152,14 @@ static void dss_skew_hippo(int N, double *omega) {
     for (int i = 0; i < M; i++)
         for (int k = 0; k < M; k++)
             for (int j = 0; j < M; j++) A[i * M + j] += S[k * M + i] * S[k * M + j];
-    jacobi_eigenvalues(A, M, ev);
+    householder_tridiagonal(A, M, ev, e);
+    tridiagonal_eigenvalues(ev, e, M);
     qsort(ev, (size_t)M, sizeof *ev, cmp_desc);
     for (int n = 0; n < N; n++) omega[n] = sqrt(fmax(0.5 * (ev[2 * n] + ev[2 * n + 1]), 0.0));
     free(S);
     free(A);
     free(ev);
+    free(e);
 }
 
 void dss_init(Model *m, Rng *r) {

@@ -18,7 +18,9 @@
  *  3. The init: Λ = −1/2 + iω with ω the skew-HiPPO eigenvalues — for N = 1 by hand
  *     (S = [[0, −√3/2], [√3/2, 0]]: ω = √3/2), for N = 64 through the trace identities
  *     Σ ω² = ‖S‖²_F / 2 and Σ ω⁴ = ‖SᵀS‖²_F / 2 (each ±iω pair counted once), and
- *     ω sorted decreasing. */
+ *     ω sorted decreasing; and each ω at N = 64 and 128 against cyclic Jacobi rotations
+ *     of SᵀS here (a different algorithm from the model's Householder + QL), to float
+ *     rounding. */
 #include "check.h"
 #include "attnlab/config/config.h"
 #include "attnlab/nn/model.h"
@@ -138,6 +140,61 @@ static Model *dss_model(int N, int d, int max_len) {
     return model_create(&c.model, 5, 5, max_len, 7);
 }
 
+/* Cyclic Jacobi rotations of the symmetric A (M × M, destroyed) until it is diagonal to
+ * rounding; its eigenvalues into ev, sorted decreasing. */
+static int desc(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+static void jacobi_eigenvalues(double *A, int M, double *ev) {
+    for (int sweep = 0; sweep < 100; sweep++) {
+        double off = 0, all = 0;
+        for (int p = 0; p < M * M; p++) all += A[p] * A[p], off += p % (M + 1) ? A[p] * A[p] : 0;
+        if (off <= 1e-30 * all) break;
+        for (int p = 0; p < M; p++)
+            for (int q = p + 1; q < M; q++) {
+                double apq = A[p * M + q];
+                if (apq == 0) continue;
+                double theta = (A[q * M + q] - A[p * M + p]) / (2 * apq);
+                double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+                double c = 1 / sqrt(t * t + 1), s = t * c;
+                for (int k = 0; k < M; k++) {
+                    double akp = A[k * M + p], akq = A[k * M + q];
+                    A[k * M + p] = c * akp - s * akq, A[k * M + q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < M; k++) {
+                    double apk = A[p * M + k], aqk = A[q * M + k];
+                    A[p * M + k] = c * apk - s * aqk, A[q * M + k] = s * apk + c * aqk;
+                }
+            }
+    }
+    for (int i = 0; i < M; i++) ev[i] = A[i * M + i];
+    qsort(ev, (size_t)M, sizeof *ev, desc);
+}
+
+/* The model's ω for N modes against Jacobi on SᵀS: each pair of equal eigenvalues ω². */
+static void check_init_jacobi(int N) {
+    const int M = 2 * N;
+    Model *m = dss_model(N, 2, 8);
+    const Tensor *lam = &params_find(&m->params, "layers.0.layer.kernel.Lambda")->t;
+    double *S = calloc((size_t)M * M, sizeof(double)), *A = calloc((size_t)M * M, sizeof(double));
+    double *ev = calloc((size_t)M, sizeof(double)), worst = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < i; j++) S[i * M + j] = sqrt((2.0 * i + 1) * (2.0 * j + 1)) / 2, S[j * M + i] = -S[i * M + j];
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < M; k++)
+            for (int j = 0; j < M; j++) A[i * M + j] += S[k * M + i] * S[k * M + j];
+    jacobi_eigenvalues(A, M, ev);
+    for (int n = 0; n < N; n++) {
+        float want = (float)sqrt(fmax(0.5 * (ev[2 * n] + ev[2 * n + 1]), 0.0));
+        worst = fmax(worst, fabsf(lam->data[2 * n + 1] - want) / (nextafterf(want, INFINITY) - want));
+    }
+    printf("  skew-HiPPO N %d: largest difference from Jacobi %.0f float ulp\n", N, worst);
+    CHECK(worst <= 1, "N = %d: omega differs from Jacobi by %.0f float ulp (rounding allows 1)", N, worst);
+    free(S), free(A), free(ev);
+    model_free(m);
+}
+
 /* 3: the skew-HiPPO init. */
 static void check_init(void) {
     Model *m = dss_model(1, 2, 8);
@@ -207,5 +264,7 @@ int main(void) {
     }
     check_init_recurrence(&r);
     check_init();
+    check_init_jacobi(64);
+    check_init_jacobi(128);
     return check_exit("test_dss");
 }
