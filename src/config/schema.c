@@ -224,6 +224,11 @@ const CfgKey cfg_keys[] = {
     { "model.dss.dt_max", CFG_FLOAT, AT(model.dss.dt_max), IN(1e-6, 10), .def = 0.1,
       ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "largest initial step (>= dt_min)" },
+    { "model.dss.lambda_re", CFG_FLOAT, AT(model.dss.lambda_re), IN(-10, -1e-4), .def = -0.5,
+      ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "initial real part of every mode's Lambda (the reference code's hippo_skew_pos_imag: -0.5); "
+             "a mode decays by exp(dt * Re Lambda) per position, so closer to 0 = longer memory at the same "
+             "frequencies" },
     { "model.dss.ff", CFG_INT, AT(model.dss.ff), IN(0, 16), .def = 0, ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "0 = each block is the DSS layer alone (the paper's model); k = a pre-norm feed-forward "
              "block (d -> k*d, GELU, -> d) after each, as the reference code's layer list [dss, ff] (k 4 there)" },

@@ -174,7 +174,7 @@ void dss_init(Model *m, Rng *r) {
         for (int c = 0; c < d; c++)
             L->log_dt->data[2 * c] = L->log_dt->data[2 * c + 1] = (float)(lo + rng_uniform(r) * (hi - lo));
         for (int n = 0; n < N; n++) {
-            L->lambda->data[2 * n] = -0.5f;
+            L->lambda->data[2 * n] = m->cfg.dss.lambda_re;
             L->lambda->data[2 * n + 1] = (float)omega[n];
         }
         model_fill_normal(L->w, r, 1.0);

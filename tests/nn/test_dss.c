@@ -202,6 +202,20 @@ static void check_init(void) {
     CHECK(lam->data[0] == -0.5f && fabs(lam->data[1] - sqrt(3.0) / 2) < 1e-6, "N = 1: Λ = %g%+gi, want -0.5%+gi",
           lam->data[0], lam->data[1], sqrt(3.0) / 2);
     model_free(m);
+    Config c;   /* model.dss.lambda_re moves Re Λ of every mode, not Im Λ */
+    cfg_defaults(&c);
+    c.model.type = MODEL_DSS, c.model.d_model = 2, c.model.n_layers = 2, c.model.dss.d_state = 3;
+    c.model.dss.lambda_re = -0.05f;
+    m = model_create(&c.model, 5, 5, 8, 7);
+    int moved = 1;
+    for (int l = 0; l < 2; l++) {
+        char name[64];
+        snprintf(name, sizeof name, "layers.%d.layer.kernel.Lambda", l);
+        lam = &params_find(&m->params, name)->t;
+        for (int n = 0; n < 3; n++) moved &= lam->data[2 * n] == -0.05f && lam->data[2 * n + 1] > 0;
+    }
+    CHECK(moved, "model.dss.lambda_re -0.05: every layer's Re Λ must start at -0.05 (Im Λ positive)");
+    model_free(m);
 
     const int N = 64, M = 2 * N;
     m = dss_model(N, 4, 8);

@@ -44,6 +44,7 @@ typedef enum CfgDssPostact {
 typedef struct CfgDss {
     int d_state;             /* N, modes per channel (paper: 64) */
     float dt_min, dt_max;    /* the range of the initial step Δ */
+    float lambda_re;         /* the initial Re Λ of every mode (the reference: −1/2) */
     int ff;                  /* 0, or the expansion of a position-wise feed-forward block after
                                 every DSS block (the reference code's layer list [dss, ff]) */
     float lr;                /* 0, or the base learning rate of the kernel's Λ, log Δ and W
