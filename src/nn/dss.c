@@ -149,9 +149,9 @@ static void dss_skew_hippo(int N, double *omega) {
             double h = sqrt((2.0 * i + 1) * (2.0 * j + 1)) / 2;
             S[i * M + j] = i > j ? h : i < j ? -h : 0;
         }
-    for (int i = 0; i < M; i++)
+    for (int i = 0; i < M; i++)   /* SᵀS, its lower triangle: all the reduction reads */
         for (int k = 0; k < M; k++)
-            for (int j = 0; j < M; j++) A[i * M + j] += S[k * M + i] * S[k * M + j];
+            for (int j = 0; j <= i; j++) A[i * M + j] += S[k * M + i] * S[k * M + j];
     householder_tridiagonal(A, M, ev, e);
     tridiagonal_eigenvalues(ev, e, M);
     qsort(ev, (size_t)M, sizeof *ev, cmp_desc);

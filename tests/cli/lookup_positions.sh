@@ -1,7 +1,8 @@
 #!/bin/sh
 # lookup_positions.sh — scripts/lookup_positions splits an index lookup test set by the
 # position the index token names, and its parts add up to the whole:
-#   - one row per position 1..N (and nothing written into the run folder), offset N + 1 − position, examples summing to --examples;
+#   - one row per position 1..N, offset N + 1 − position, examples summing to
+#     --examples, and nothing written into the run folder;
 #   - the examples-weighted accuracy of the rows equals `attnlab eval` on the whole
 #     test set the same `attnlab data` writes (to 1e-6);
 #   - the renderer (scripts/results_tables positions) prints one row per position and

@@ -130,14 +130,27 @@ static void check_recurrence(const char *what, const Params *p, int B, int T, in
     arena_free(&a);
 }
 
-static Model *dss_model(int N, int d, int max_len) {
+/* A DSS of `layers` blocks, N modes, width d, initial Re Λ re (the default: −1/2). */
+static Model *dss_model_with(int N, int d, int max_len, int layers, float re) {
     Config c;
     cfg_defaults(&c);
     c.model.type = MODEL_DSS;
     c.model.d_model = d;
-    c.model.n_layers = 1;
+    c.model.n_layers = layers;
     c.model.dss.d_state = N;
+    c.model.dss.lambda_re = re;
     return model_create(&c.model, 5, 5, max_len, 7);
+}
+
+static Model *dss_model(int N, int d, int max_len) { return dss_model_with(N, d, max_len, 1, -0.5f); }
+
+/* S = (H − Hᵀ)/2 of the M × M HiPPO-LegS matrix, and SᵀS into A (both M × M, zeroed). */
+static void skew_hippo_gram(int M, double *S, double *A) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < i; j++) S[i * M + j] = sqrt((2.0 * i + 1) * (2.0 * j + 1)) / 2, S[j * M + i] = -S[i * M + j];
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < M; k++)
+            for (int j = 0; j < M; j++) A[i * M + j] += S[k * M + i] * S[k * M + j];
 }
 
 /* Cyclic Jacobi rotations of the symmetric A (M × M, destroyed) until it is diagonal to
@@ -179,11 +192,7 @@ static void check_init_jacobi(int N) {
     const Tensor *lam = &params_find(&m->params, "layers.0.layer.kernel.Lambda")->t;
     double *S = calloc((size_t)M * M, sizeof(double)), *A = calloc((size_t)M * M, sizeof(double));
     double *ev = calloc((size_t)M, sizeof(double)), worst = 0;
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < i; j++) S[i * M + j] = sqrt((2.0 * i + 1) * (2.0 * j + 1)) / 2, S[j * M + i] = -S[i * M + j];
-    for (int i = 0; i < M; i++)
-        for (int k = 0; k < M; k++)
-            for (int j = 0; j < M; j++) A[i * M + j] += S[k * M + i] * S[k * M + j];
+    skew_hippo_gram(M, S, A);
     jacobi_eigenvalues(A, M, ev);
     for (int n = 0; n < N; n++) {
         float want = (float)sqrt(fmax(0.5 * (ev[2 * n] + ev[2 * n + 1]), 0.0));
@@ -202,11 +211,7 @@ static void check_init(void) {
     CHECK(lam->data[0] == -0.5f && fabs(lam->data[1] - sqrt(3.0) / 2) < 1e-6, "N = 1: Λ = %g%+gi, want -0.5%+gi",
           lam->data[0], lam->data[1], sqrt(3.0) / 2);
     model_free(m);
-    Config c;   /* model.dss.lambda_re moves Re Λ of every mode, not Im Λ */
-    cfg_defaults(&c);
-    c.model.type = MODEL_DSS, c.model.d_model = 2, c.model.n_layers = 2, c.model.dss.d_state = 3;
-    c.model.dss.lambda_re = -0.05f;
-    m = model_create(&c.model, 5, 5, 8, 7);
+    m = dss_model_with(3, 2, 8, 2, -0.05f);   /* model.dss.lambda_re moves Re Λ of every mode, not Im Λ */
     int moved = 1;
     for (int l = 0; l < 2; l++) {
         char name[64];
@@ -220,19 +225,10 @@ static void check_init(void) {
     const int N = 64, M = 2 * N;
     m = dss_model(N, 4, 8);
     lam = &params_find(&m->params, "layers.0.layer.kernel.Lambda")->t;
-    double *S = calloc((size_t)M * M, sizeof(double)), s2 = 0, s4 = 0, w2 = 0, w4 = 0;
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < i; j++) {
-            double h = sqrt((2.0 * i + 1) * (2.0 * j + 1)) / 2;
-            S[i * M + j] = h, S[j * M + i] = -h;
-            s2 += 2 * h * h;
-        }
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < M; j++) {
-            double a = 0;
-            for (int k = 0; k < M; k++) a += S[k * M + i] * S[k * M + j];
-            s4 += a * a;
-        }
+    double *S = calloc((size_t)M * M, sizeof(double)), *A = calloc((size_t)M * M, sizeof(double));
+    double s2 = 0, s4 = 0, w2 = 0, w4 = 0;
+    skew_hippo_gram(M, S, A);
+    for (int p = 0; p < M * M; p++) s2 += S[p] * S[p], s4 += A[p] * A[p];
     int sorted = 1, real_ok = 1;
     for (int n = 0; n < N; n++) {
         double w = lam->data[2 * n + 1];
@@ -245,7 +241,7 @@ static void check_init(void) {
     CHECK(real_ok && sorted && lam->data[2 * N - 1] > 0, "N = 64: Re Λ must be -0.5 and Im Λ positive, decreasing");
     CHECK(fabs(w2 - s2 / 2) < 1e-6 * s2 && fabs(w4 - s4 / 2) < 1e-5 * s4,
           "N = 64: trace identities fail (%.9e vs %.9e, %.9e vs %.9e)", w2, s2 / 2, w4, s4 / 2);
-    free(S);
+    free(S), free(A);
     model_free(m);
 }
 
