@@ -1,6 +1,6 @@
 /* main.c — the attnlab command line (run through the ./train launcher).
  *
- *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume | --force] [--quiet]
+ *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume | --force] [--pause-at STEP] [--quiet]
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--resume] [--quiet]
  *   ./train eval RUN_DIR [--data FILE.jsonl] [--set eval.key=value]… [--json] [--out FILE]
@@ -30,6 +30,7 @@
 #include "attnlab/util/gemm.h"
 #include "attnlab/util/version.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,9 @@ static void usage(FILE *f) {
         "                         (repeatable; value is JSON, or a bare string)\n"
         "  --out DIR              run folder (default: results/<name>)\n"
         "  --resume               continue the run in the run folder from its checkpoint\n"
+        "  --pause-at STEP        stop at step STEP with a checkpoint, as SIGTERM would, and\n"
+        "                         exit 0 (then --resume continues it, bit for bit as if never\n"
+        "                         stopped); a step at or past train.steps: the run just finishes\n"
         "  --force                replace the run in the run folder (without it, a folder\n"
         "                         holding a finished, resumable or different run is refused)\n"
         "  --quiet                no progress output (errors and the final line still print)\n"
@@ -160,6 +164,16 @@ static int cmd_curve(int argc, char **argv) {
     return report(report_compare(dirs, n, metric ? metric : "token_acc", out, &err), &err);
 }
 
+/* A positive step count with nothing after it; 0 on success. */
+static int parse_step(const char *s, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v <= 0 || s[0] == '+' || s[0] == ' ') return 1;
+    *out = v;
+    return 0;
+}
+
 /* ./train [data] CONFIG.json [options]: argv[first] is the first option or config. */
 static int cmd_train(int argc, char **argv, int first, int write_data) {
     const char *sets[MAX_SETS];
@@ -179,6 +193,10 @@ static int cmd_train(int argc, char **argv, int first, int write_data) {
             opt.out_dir = argv[++i];
         } else if (!strcmp(a, "--resume")) {
             opt.resume = 1;
+        } else if (!strcmp(a, "--pause-at")) {
+            if (!has_value) return usage_error("%s needs a step (a positive integer)", a);
+            if (parse_step(argv[++i], &opt.pause_at))
+                return usage_error("--pause-at needs a step (a positive integer), not '%s'", argv[i]);
         } else if (!strcmp(a, "--force")) {
             opt.force = 1;
         } else if (!strcmp(a, "--quiet")) {
@@ -192,6 +210,7 @@ static int cmd_train(int argc, char **argv, int first, int write_data) {
         }
     }
     if (!opt.config_path) return usage_error("%s", "no config file given");
+    if (write_data && opt.pause_at) return usage_error("%s", "data: --pause-at is for training runs");
     AlError err = {0};
     /* Paths too long fail here, before the config is read or anything is written. */
     if (al_path_check(opt.config_path, 0, "the config file", &err) ||

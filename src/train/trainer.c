@@ -155,6 +155,8 @@ typedef struct Run {
     long saved_step;       /* step of the last checkpoint in the run folder; −1: none */
     long model_step;       /* step of the model.safetensors this sitting wrote; −1: none */
     long logged_step;      /* step of the last line in metrics.jsonl; −1: none */
+    long pause_at;         /* TrainOptions.pause_at; −1: none */
+    int paused;            /* the loop stopped at pause_at */
 } Run;
 
 /* Appends one line to metrics.jsonl.  The fault tests may stop the process halfway
@@ -330,6 +332,9 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     r->saved_step = r->model_step = r->logged_step = -1;
     if (!opt->resume) return 0;
     if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
+    if (opt->pause_at && opt->pause_at <= r->st.step)
+        return al_fail(err, 2, "--pause-at %ld: the run in %s is already at step %ld; give a later step", opt->pause_at,
+                       r->dir, r->st.step);
     r->saved_step = r->st.step;
     r->tape.rng = r->st.dropout_rng;
     if (!r->data.streaming && sampler_set_state(&r->sampler, &r->st.sampler, err)) {
@@ -407,6 +412,17 @@ static int train_step(Run *r, float *lr_out, AlError *err) {
     return 0;
 }
 
+/* --pause-at: the loop reached r->pause_at before the end of the schedule.  The run
+ * stays resumable, exactly as after SIGTERM, but this is the planned end of the sitting. */
+static int pause_run(Run *r, AlError *err) {
+    if (r->saved_step != r->st.step && save(r, err)) return err->code;
+    if (r->progress.line_open) fputc('\n', stdout);
+    printf("paused at step %ld of %d (--pause-at): checkpoint saved in %s; continue with --resume\n", r->st.step,
+           r->cfg.train.steps, r->dir);
+    r->paused = 1;
+    return 0;
+}
+
 static int loop(Run *r, AlError *err) {
     const CfgTrain *tc = &r->cfg.train;
     const CfgEval *ec = &r->cfg.eval;
@@ -417,7 +433,7 @@ static int loop(Run *r, AlError *err) {
     progress_line(&r->progress, "%s", r->data.summary);
     progress_line(&r->progress, "model: %ld parameters, %d thread%s (data-parallel shards of each batch); run "
                   "folder %s", r->model->params.total, r->threads, r->threads == 1 ? "" : "s", r->dir);
-    while (r->st.step < tc->steps && !g_signal) {
+    while (r->st.step < tc->steps && !g_signal && r->st.step != r->pause_at) {
         double s0 = progress_now();
         if (train_step(r, &lr, err)) return err->code;
         double dt = progress_now() - s0;
@@ -449,6 +465,7 @@ static int loop(Run *r, AlError *err) {
                 r->st.step, g_signal == SIGINT ? "SIGINT" : "SIGTERM", r->dir);
         return 128 + g_signal;
     }
+    if (r->st.step == r->pause_at && !stopped_early && r->st.step < tc->steps) return pause_run(r, err);
     if (!r->have_eval) do_eval(r, lr);
     if (save_final_model(r, err)) return err->code;
     if (write_summary(r, stopped_early, progress_now() - t0, r->st.step - first_step, train_s, err)) return err->code;
@@ -508,6 +525,7 @@ int train_run(const TrainOptions *opt, AlError *err) {
     Run *r = al_calloc(1, sizeof *r);
     dirlock_init(&r->folder.lock);
     progress_init(&r->progress, opt->quiet);
+    r->pause_at = opt->pause_at > 0 ? opt->pause_at : -1;
     int rc = setup(r, opt, err);
     if (!rc) {
         if (!opt->quiet) printf("effective config:\n%s\n", r->config_json);
@@ -515,7 +533,7 @@ int train_run(const TrainOptions *opt, AlError *err) {
         signals_install(&saved);
         rc = loop(r, err);
         signals_restore(&saved);
-        if (!rc && opt->then) {
+        if (!rc && !r->paused && opt->then) {
             TrainedRun done = { &r->cfg, r->model, &r->data, r->dir, opt->quiet };
             rc = opt->then(&done, err);
         }

@@ -19,6 +19,13 @@
 #                 (ATTNLAB_TEST_SIGNAL_AT_WRITE), with --quiet: they wait for the save;
 #                 exit 130 / 143, the "interrupted" line on stderr, no temp file, a
 #                 step-20 checkpoint that loads and resumes identically.
+#   pause         --pause-at STEP: exit 0 at that step with the "paused" line (also with
+#                 --quiet), a checkpoint at STEP that loads, no summary and no distillation
+#                 grid yet; a second pause on --resume; then --resume finishes identically
+#                 to an uninterrupted run and runs the grid, and a pause past train.steps
+#                 just finishes the run.  Refused with
+#                 exit 2 and nothing changed: a step not after the checkpoint's, a step
+#                 that is not a positive integer, a missing step, `./train data`.
 #   run_folder    refusals that leave the folder byte for byte as it was (a new run
 #                 into a finished run, a checkpoint, another config's start; a resume
 #                 with another model; --resume with --force), --force replacing a run,
@@ -219,6 +226,43 @@ case_signals_in_save() {
     ok $? "signals during a save: --resume failed"
     same_result "$s" "$work/ref"
     ok $? "signals during a save: the resumed run differs from the uninterrupted one"
+}
+
+case_pause() {
+    reference
+    s="$work/pause"
+    distill="--set distill.enabled=true --set distill.tables=1..2 --set distill.funcs=1..2 --set distill.runs=1"
+    "$bin" "$cfg" --out "$work/refd" --quiet $distill >/dev/null 2>&1   # the model's metadata holds the config
+    ok $? "the uninterrupted reference run with its grid failed"
+    "$bin" "$cfg" --out "$s" --pause-at 50 --quiet $distill >"$work/out.txt" 2>&1
+    ok $? "--pause-at 50 did not exit 0: $(cat "$work/out.txt")"
+    grep -qxF "paused at step 50 of 120 (--pause-at): checkpoint saved in $s; continue with --resume" "$work/out.txt"
+    ok $? "--pause-at 50 --quiet: no 'paused at step 50' line: $(cat "$work/out.txt")"
+    "$check" "$s" >"$work/check.out" 2>&1 && grep -qx "step 50" "$work/check.out"
+    ok $? "--pause-at 50: expected a step-50 checkpoint that loads: $(cat "$work/check.out")"
+    [ ! -e "$s/summary.json" ] && [ ! -e "$s/anna_grid.csv" ] && [ ! -e "$s/anna_grid.journal" ]
+    ok $? "--pause-at 50: a paused run wrote its summary or started its grid: $(ls "$s")"
+    expect_refused "--pause-at at the checkpoint's step" 2 \
+        "--pause-at 50: the run in $s is already at step 50; give a later step" "$s" "$cfg" --out "$s" --resume --pause-at 50 $distill
+    for bad in 0 -5 12x "" 1e3; do
+        expect_refused "--pause-at '$bad'" 2 "--pause-at needs a step (a positive integer), not '$bad'" "$s" \
+            "$cfg" --out "$s" --resume --pause-at "$bad"
+    done
+    expect_refused "--pause-at without a step" 2 "--pause-at needs a step (a positive integer)" "$s" \
+        "$cfg" --out "$s" --resume --pause-at
+    expect_refused "./train data --pause-at" 2 "data: --pause-at is for training runs" "$s" \
+        data "$cfg" --out "$s/data" --pause-at 5
+    "$bin" "$cfg" --out "$s" --resume --pause-at 100 --quiet $distill >"$work/out.txt" 2>&1 &&
+        grep -qF "paused at step 100 of 120" "$work/out.txt"
+    ok $? "a second pause, at step 100, failed: $(cat "$work/out.txt")"
+    [ ! -e "$s/anna_grid.csv" ]
+    ok $? "the second pause ran the distillation grid"
+    "$bin" "$cfg" --out "$s" --resume --quiet $distill >"$work/out.txt" 2>&1
+    ok $? "--resume after two pauses failed: $(cat "$work/out.txt")"
+    same_result "$s" "$work/refd" && cmp -s "$s/anna_grid.csv" "$work/refd/anna_grid.csv"
+    ok $? "the run paused at steps 50 and 100 differs from the uninterrupted one, or its grid did not run at the end or differs"
+    "$bin" "$cfg" --out "$work/late" --pause-at 500 --quiet >"$work/out.txt" 2>&1 && same_result "$work/late" "$work/ref"
+    ok $? "--pause-at past train.steps did not just finish the run: $(cat "$work/out.txt")"
 }
 
 snapshot() {   # the folder's regular files with their checksums, and what else is there (never read)
@@ -533,6 +577,7 @@ kill) case_kill ;;
 distill_resume) case_distill_resume ;;
 signals) case_signals ;;
 signals_in_save) case_signals_in_save ;;
+pause) case_pause ;;
 run_folder) case_run_folder ;;
 disk_full) case_disk_full ;;
 output_folder) case_output_folder ;;

@@ -24,13 +24,16 @@ typedef struct TrainOptions {
     const char *out_dir;            /* NULL: results/<name> */
     int resume, quiet;
     int force;                      /* replace the run in out_dir (train/runfolder.h) */
+    long pause_at;                  /* > 0: stop at this step with a checkpoint, as SIGTERM
+                                     * would, and exit 0 (--pause-at); 0: run to the end */
     /* Work that follows a completed training in the same sitting (NULL: none); its
      * return is train_run's.  Modules above train hook in here without train
      * knowing them: `./train CONFIG` distils this way (cli/run.h). */
     int (*then)(const TrainedRun *run, AlError *err);
 } TrainOptions;
 
-/* Returns the process exit code: 0 done, 2 bad config, 1 other errors (err filled),
+/* Returns the process exit code: 0 done (or paused at opt->pause_at, then without
+ * opt->then), 2 bad config, 1 other errors (err filled),
  * 130/143 interrupted by SIGINT/SIGTERM after saving a checkpoint; after a completed
  * training, opt->then's code when it is set. */
 int train_run(const TrainOptions *opt, AlError *err);
