@@ -11,7 +11,7 @@
 # its finished cells.  Then the tables:
 #   scripts/runs_table --metric auto --threshold 0.99 results/configs/runs/*/ results/arith > results/configs/table.md
 #   scripts/results_tables smallest results/configs/sweep_example/grid.csv task.seq_len model.d_model \
-#       model.attention.type seq_acc 0.9 > results/configs/sweep_example/smallest.md
+#       model.attention.type seq_acc_mean 0.9 > results/configs/sweep_example/smallest.md
 #   scripts/runs_table --metric auto --threshold 0.99 results/arith results/configs/runs/lis/ \
 #       results/configs/probes/*/ > results/configs/probes/table.md
 cd "$(dirname "$0")/../.." || exit 1
