@@ -10,8 +10,9 @@
 #
 # Re-running skips finished probes and continues stopped ones (--resume), so the whole
 # list can be spread over sittings: stop it with SIGTERM to the trainer (its checkpoint
-# is saved) and start the same command again.  The tables:
-#   scripts/runs_table results/paper003/settings/GROUP/*/ > results/paper003/settings/GROUP/table.md
+# is saved) and start the same command again.  The tables, GROUP/table.md, are
+# scripts/runs_table of the group's folders with the config's own committed run first
+# (each table's exact command is in its include line in configs/README.md).
 cd "$(dirname "$0")/../../.." || exit 1
 out=results/paper003/settings
 OPENBLAS_NUM_THREADS=1
