@@ -257,6 +257,14 @@ static int cfg_train_rules(const CfgTrain *t, CfgProblem *p) {
         return cfg_problem(p, "train.warmup_steps", "train.schedule",
                            "train.warmup_steps (%d) has no effect with train.schedule \"constant\" "
                            "(use \"warmup_linear\" or \"warmup_cosine\", or set it to 0)", t->warmup_steps);
+    if (t->decay_steps > 0 && t->decay_steps < t->warmup_steps)
+        return cfg_problem(p, "train.decay_steps", "train.warmup_steps",
+                           "train.decay_steps (%d) must be 0 or >= train.warmup_steps (%d)", t->decay_steps,
+                           t->warmup_steps);
+    if (t->schedule == SCHED_CONSTANT && t->decay_steps > 0)
+        return cfg_problem(p, "train.decay_steps", "train.schedule",
+                           "train.decay_steps (%d) has no effect with train.schedule \"constant\" "
+                           "(use \"warmup_linear\" or \"warmup_cosine\", or set it to 0)", t->decay_steps);
     if (t->schedule == SCHED_CONSTANT && t->min_lr > 0)
         return cfg_problem(p, "train.min_lr", "train.schedule",
                            "train.min_lr (%s) has no effect with train.schedule \"constant\" "

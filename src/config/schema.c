@@ -271,6 +271,10 @@ const CfgKey cfg_keys[] = {
       .doc = "linear warmup length of the warmup_* schedules" },
     { "train.min_lr", CFG_FLOAT, AT(train.min_lr), GE(0), .def = 0,
       .doc = "floor of the decayed schedules" },
+    { "train.decay_steps", CFG_INT, AT(train.decay_steps), GE(0), .def = 0,
+      .doc = "length of the warmup_* schedules (warmup included): the decay reaches train.min_lr at this "
+             "step and holds it after; 0 = train.steps.  May change on --resume, e.g. to extend a finished "
+             "run at its final learning rate" },
     { "train.batch_size", CFG_INT, AT(train.batch_size), IN(1, 1048576), .def = 32,
       .doc = "sequences per step" },
     { "train.steps", CFG_INT, AT(train.steps), GE(1), .def = 1000,

@@ -10,7 +10,7 @@
 float optim_lr(const CfgTrain *cfg, int step) {
     if (cfg->schedule == SCHED_CONSTANT) return cfg->lr;
     if (step < cfg->warmup_steps) return cfg->lr * (float)(step + 1) / (float)cfg->warmup_steps;
-    int span = cfg->steps - cfg->warmup_steps;
+    int span = (cfg->decay_steps > 0 ? cfg->decay_steps : cfg->steps) - cfg->warmup_steps;
     double progress = span > 1 ? (double)(step - cfg->warmup_steps) / (span - 1) : 1.0;
     if (progress > 1) progress = 1;
     double shape = cfg->schedule == SCHED_WARMUP_LINEAR ? 1.0 - progress

@@ -235,6 +235,18 @@ static void test_schedules(void) {
         check_lr(&c, 110, lo, names[k]);            /* the last step is at min_lr */
         check_lr(&c, 200, lo, names[k]);            /* and it stays there */
     }
+    /* decay_steps 61: the same decay compressed into steps 10 … 60, then min_lr
+     * held for the rest of the 111 steps; decay_steps = train.steps is the default. */
+    c.decay_steps = 61;
+    check_lr(&c, 9, lr, "decay_steps 61");
+    check_lr(&c, 35, lo + (lr - lo) * 0.5, "decay_steps 61");
+    check_lr(&c, 60, lo, "decay_steps 61");
+    check_lr(&c, 61, lo, "decay_steps 61");
+    check_lr(&c, 110, lo, "decay_steps 61");
+    c.decay_steps = c.steps;
+    check_lr(&c, 35, lo + (lr - lo) * 0.5 * (1 + sqrt(0.5)), "decay_steps = train.steps");
+    check_lr(&c, 60, lo + (lr - lo) * 0.5, "decay_steps = train.steps");
+    c.decay_steps = 0;
     c.warmup_steps = 0;                              /* no warmup: step 0 at lr */
     check_lr(&c, 0, lr, "warmup_cosine without warmup");
     check_lr(&c, 110, lo, "warmup_cosine without warmup");

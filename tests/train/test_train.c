@@ -213,6 +213,30 @@ static void test_resume_is_exact(void) {
     free(a);
 }
 
+/* A decayed schedule extended on resume: a 60-step cosine run resumed with
+ * train.steps 120 and train.decay_steps 60 (min_lr held after its decay) equals
+ * the 120-step run with that decay_steps from the start, bit for bit. */
+static void test_resume_extends_decay(void) {
+    char half[512], full[512];
+    snprintf(half, sizeof half, "%s/decay_half", tmp);
+    snprintf(full, sizeof full, "%s/decay_full", tmp);
+    AlError err;
+    const char *whole[] = {"train.schedule=warmup_cosine", "train.warmup_steps=10", "train.min_lr=0.0001",
+                           "train.steps=120", "train.decay_steps=60"};
+    CHECK(run(full, whole, 5, 0, &err) == 0, "uninterrupted run failed: %s", err.msg);
+    const char *first[] = {"train.schedule=warmup_cosine", "train.warmup_steps=10", "train.min_lr=0.0001",
+                           "train.steps=60"};
+    CHECK(run(half, first, 4, 0, &err) == 0, "first sitting failed: %s", err.msg);
+    CHECK(run(half, whole, 5, 1, &err) == 0, "extending sitting failed: %s", err.msg);
+    CHECK(same_tensor(half, full, "params"), "parameters differ after an extended decay");
+    CHECK(same_tensor(half, full, "adam.v"), "Adam second moments differ after an extended decay");
+    char *a = metrics_without_time(half), *b = metrics_without_time(full);
+    CHECK(a && b && !strcmp(a, b), "metrics differ after an extended decay:\n%s\nvs\n%s", a ? a : "", b ? b : "");
+    CHECK(a && strstr(a, "\"lr\": 0.0001,"), "no step at min_lr after the decay: %s", a ? a : "");
+    free(a);
+    free(b);
+}
+
 static void test_model_round_trip(void) {
     char path[512], cfgpath[512];
     snprintf(path, sizeof path, "%s/full/model.safetensors", tmp);
@@ -469,6 +493,7 @@ int main(void) {
     test_short_run();
     test_dropout_trains();
     test_resume_is_exact();
+    test_resume_extends_decay();
     test_model_round_trip();
     test_bad_input();
     test_resume_older_checkpoint();

@@ -31,6 +31,7 @@ typedef struct CfgTrain {
     CfgSchedule schedule;    /* "constant" | "warmup_linear" | "warmup_cosine" */
     int warmup_steps;
     float min_lr;            /* floor of the decayed schedules */
+    int decay_steps;         /* the decay reaches min_lr at this step and holds it; 0 = train.steps */
     int batch_size, steps;
     float grad_clip;         /* max global grad norm; 0 = off */
     int threads;             /* data-parallel shards per step (train/step.h): 0 = $ATTNLAB_THREADS, else cores */

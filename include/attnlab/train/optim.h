@@ -9,7 +9,9 @@
 /* Learning rate for 0-based `step` of `cfg->steps`:
  *   constant        lr
  *   warmup_linear   lr·(step+1)/warmup, then linear from lr down to min_lr at the last step
- *   warmup_cosine   lr·(step+1)/warmup, then cosine from lr down to min_lr */
+ *   warmup_cosine   lr·(step+1)/warmup, then cosine from lr down to min_lr
+ * The decay's last step is decay_steps − 1 (train.steps − 1 when decay_steps is 0);
+ * min_lr holds from there on. */
 float optim_lr(const CfgTrain *cfg, int step);
 
 /* Global L2 norm of all gradients (accumulated in double). */
