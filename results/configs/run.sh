@@ -22,7 +22,8 @@ export OPENBLAS_NUM_THREADS
 run() {
     cfg=configs/$1.json dir=$2
     shift 2
-    [ -f "$dir/summary.json" ] && return 0
+    # finished: a summary, and no grid left unfinished (its journal goes when it ends)
+    [ -f "$dir/summary.json" ] && [ ! -f "$dir/anna_grid.journal" ] && return 0
     resume=""
     [ -f "$dir/train_state.safetensors" ] && resume=--resume
     ./train "$cfg" --out "$dir" $resume --quiet --set train.threads=1 "$@" || { echo "run.sh: $dir failed"; exit 1; }
