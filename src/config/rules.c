@@ -245,6 +245,13 @@ static int cfg_task_rules(const CfgTask *t, CfgProblem *p) {
     return 0;
 }
 
+/* A key of the decayed schedules set under train.schedule "constant", which ignores it. */
+static int cfg_unused_by_constant(CfgProblem *p, const char *key, const char *value) {
+    return cfg_problem(p, key, "train.schedule",
+                       "%s (%s) has no effect with train.schedule \"constant\" "
+                       "(use \"warmup_linear\" or \"warmup_cosine\", or set it to 0)", key, value);
+}
+
 static int cfg_train_rules(const CfgTrain *t, CfgProblem *p) {
     char a[32], b[32];
     if (t->warmup_steps > t->steps)
@@ -253,23 +260,20 @@ static int cfg_train_rules(const CfgTrain *t, CfgProblem *p) {
     if (t->min_lr > t->lr)
         return cfg_problem(p, "train.min_lr", "train.lr", "train.min_lr (%s) must be <= train.lr (%s)",
                            cfg_fmt_float(t->min_lr, a, sizeof a), cfg_fmt_float(t->lr, b, sizeof b));
-    if (t->schedule == SCHED_CONSTANT && t->warmup_steps > 0)
-        return cfg_problem(p, "train.warmup_steps", "train.schedule",
-                           "train.warmup_steps (%d) has no effect with train.schedule \"constant\" "
-                           "(use \"warmup_linear\" or \"warmup_cosine\", or set it to 0)", t->warmup_steps);
+    if (t->schedule == SCHED_CONSTANT && t->warmup_steps > 0) {
+        snprintf(a, sizeof a, "%d", t->warmup_steps);
+        return cfg_unused_by_constant(p, "train.warmup_steps", a);
+    }
     if (t->decay_steps > 0 && t->decay_steps < t->warmup_steps)
         return cfg_problem(p, "train.decay_steps", "train.warmup_steps",
                            "train.decay_steps (%d) must be 0 or >= train.warmup_steps (%d)", t->decay_steps,
                            t->warmup_steps);
-    if (t->schedule == SCHED_CONSTANT && t->decay_steps > 0)
-        return cfg_problem(p, "train.decay_steps", "train.schedule",
-                           "train.decay_steps (%d) has no effect with train.schedule \"constant\" "
-                           "(use \"warmup_linear\" or \"warmup_cosine\", or set it to 0)", t->decay_steps);
+    if (t->schedule == SCHED_CONSTANT && t->decay_steps > 0) {
+        snprintf(a, sizeof a, "%d", t->decay_steps);
+        return cfg_unused_by_constant(p, "train.decay_steps", a);
+    }
     if (t->schedule == SCHED_CONSTANT && t->min_lr > 0)
-        return cfg_problem(p, "train.min_lr", "train.schedule",
-                           "train.min_lr (%s) has no effect with train.schedule \"constant\" "
-                           "(use \"warmup_linear\" or \"warmup_cosine\", or set it to 0)",
-                           cfg_fmt_float(t->min_lr, a, sizeof a));
+        return cfg_unused_by_constant(p, "train.min_lr", cfg_fmt_float(t->min_lr, a, sizeof a));
     return 0;
 }
 
