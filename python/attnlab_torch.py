@@ -249,7 +249,10 @@ class Transformer(nn.Module):
 #     ΔΛ = Δ_re·Re Λ + i·Δ_im·Im Λ,  P[c,n,k] = ΔΛ[c,n]·k  (k = 0 … L−1)
 #     K[c,l] = Re Σ_n W[c,n] · Λ_n⁻¹ · softmax_k(P[c,n,:])[l]
 # with the softmax's 1/Σ_k e^{P} as the code's num/den and its ε-regularised
-# reciprocal, L the model's longest sequence (src/nn/dss.c); then per block, pre-norm:
+# reciprocal, L the model's longest sequence (src/nn/dss.c); with model.dss.channels = C
+# the code's `channels`: W (C, d, N), D (C, d), C kernels per channel sharing its Δ, and
+# the convolution's (C, d) outputs flattened as '(c h)' for output_linear (C·d → d);
+# then per block, pre-norm:
 #     x += output_linear(dropout(GELU(K * LN(x) + D ⊙ LN(x))))
 # (with model.dss.postact "glu", the code's postact option: output_linear d → 2d, then
 # nn.GLU(dim=-1), a·σ(b) over its two halves)
@@ -261,18 +264,18 @@ DSS_EPS = 1e-7      # the reference code's reciprocal() epsilon
 
 
 class DSSKernel(nn.Module):
-    def __init__(self, d, n_state):
+    def __init__(self, d, n_state, channels):
         super().__init__()
         self.log_dt = nn.Parameter(torch.zeros(d, 2))
         self.Lambda = nn.Parameter(torch.zeros(n_state, 2))
-        self.W = nn.Parameter(torch.zeros(1, d, n_state, 2))
+        self.W = nn.Parameter(torch.zeros(channels, d, n_state, 2))
 
     def forward(self, T, L):
-        """(d, T): the first T positions of the kernel normalised over L."""
+        """(C, d, T): the first T positions of the kernels normalised over L."""
         lam = torch.complex(self.Lambda[:, 0], self.Lambda[:, 1]).to(torch.complex128)        # (N)
         dt = self.log_dt.exp().to(torch.float64)                                             # (d, 2)
         dtlam = torch.complex(dt[:, :1] * lam.real, dt[:, 1:] * lam.imag)                    # (d, N)
-        w = torch.complex(self.W[0, ..., 0], self.W[0, ..., 1]).to(torch.complex128)       # (d, N)
+        w = torch.complex(self.W[..., 0], self.W[..., 1]).to(torch.complex128)             # (C, d, N)
         pos = lam.real > 0                       # growing modes: shift by the largest exponent
         k = torch.arange(T, dtype=torch.float64)
         P = dtlam.unsqueeze(-1) * k                                                          # (d, N, T)
@@ -284,25 +287,26 @@ class DSSKernel(nn.Module):
         x = (torch.exp(neg * L) - 1) * lam                                                   # den·Λ
         recip = x.conj() / (x * x.conj() + DSS_EPS)
         coef = w * (torch.exp(neg) - 1) * recip
-        return torch.einsum("dn,dnt->dt", coef, P.exp()).real
+        return torch.einsum("cdn,dnt->cdt", coef, P.exp()).real
 
 
 class DSSLayer(nn.Module):
-    def __init__(self, d, n_state, postact):
+    def __init__(self, d, n_state, postact, channels):
         super().__init__()
-        self.D = nn.Parameter(torch.zeros(1, d))
-        self.kernel = DSSKernel(d, n_state)
+        self.D = nn.Parameter(torch.zeros(channels, d))
+        self.kernel = DSSKernel(d, n_state, channels)
         self.glu = postact == "glu"
-        self.output_linear = nn.Linear(d, 2 * d if self.glu else d)
+        self.output_linear = nn.Linear(channels * d, 2 * d if self.glu else d)
 
     def forward(self, u, L, drop):
         """u (B, T, d) → (B, T, d)."""
-        T = u.shape[1]
-        K = self.kernel(T, L).to(u.dtype)                                                   # (d, T)
-        y = u * self.D[0]
+        B, T, d = u.shape
+        K = self.kernel(T, L).to(u.dtype)                                                   # (C, d, T)
+        uc = u.unsqueeze(2)                                                                 # (B, T, 1, d)
+        y = uc * self.D                                                                     # (B, T, C, d)
         for s in range(T):                       # y[t] += K[s]·u[t − s]
-            y = y + F.pad(u[:, :T - s] * K[:, s], (0, 0, s, 0))
-        y = self.output_linear(drop(F.gelu(y)))
+            y = y + F.pad(uc[:, :T - s] * K[..., s], (0, 0, 0, 0, s, 0))
+        y = self.output_linear(drop(F.gelu(y.reshape(B, T, -1))))                          # '(c h)'
         return F.glu(y, dim=-1) if self.glu else y
 
 
@@ -311,7 +315,7 @@ class DSSBlock(nn.Module):
         super().__init__()
         d = mc["d_model"]
         self.norm = nn.LayerNorm(d, eps=f32(mc["ln_eps"]))
-        self.layer = DSSLayer(d, mc["dss"]["d_state"], mc["dss"].get("postact", "none"))
+        self.layer = DSSLayer(d, mc["dss"]["d_state"], mc["dss"].get("postact", "none"), mc["dss"].get("channels", 1))
         k = mc["dss"].get("ff", 0)
         self.ff = DSSFeedForward(d, k, mc["ln_eps"]) if k else None
 

@@ -5,8 +5,10 @@
  *
  * Kernel (the paper's §3.3 "DSS-softmax", K = W · Λ⁻¹ · row-softmax(P), P_{n,k} =
  * ΔΛ_n·k over the positions k = 0 … L−1; its code's DSSKernel, version "softmax").
- * Per channel c and mode n, with the separate steps Δr = e^{log_dt[c,0]} of Re Λ and
- * Δi = e^{log_dt[c,1]} of Im Λ (the code's sep_dt_re_im):
+ * W (C, d, N) gives each of the d features C kernels (the code's `channels`): kernel
+ * column c = k·d + h is feature h's k-th, with feature h's steps.  Per column c and
+ * mode n, with the separate steps Δr = e^{log_dt[h,0]} of Re Λ and Δi = e^{log_dt[h,1]}
+ * of Im Λ (the code's sep_dt_re_im):
  *   a   = Δr·Re Λ_n + i·Δi·Im Λ_n
  *   b   = a if Re Λ_n ≤ 0, else −a            (the code flips growing modes so that
  *                                              every exponential below is ≤ 1)
@@ -32,13 +34,15 @@
  *   ḡ_W = conj(num·r)·A0, ḡ_num = conj(W·r)·A0, ḡ_r = conj(W·num)·A0
  *   r is not holomorphic: ḡ_q = (−q²·ḡ_r + ε·conj(ḡ_r)) / (|q|² + ε)²
  *   ḡ_den = conj(Λ)·ḡ_q, ḡ_Λ += conj(den)·ḡ_q;  ḡ_a = ±ḡ_b
- *   Re Λ += Δr·Re ḡ_a, Im Λ += Δi·Im ḡ_a, log_dt[c] += (Δr·Re Λ·Re ḡ_a, Δi·Im Λ·Im ḡ_a)
+ *   Re Λ += Δr·Re ḡ_a, Im Λ += Δi·Im ḡ_a, log_dt[h] += (Δr·Re Λ·Re ḡ_a, Δi·Im Λ·Im ḡ_a)
+ *   (log_dt[h] summed over its C columns).
  *
- * Convolution: u (B, T, d), K (T, d), D (d) → y (B, T, d),
- *   y[b,t,c] = D[c]·u[b,t,c] + Σ_{s=0..t} K[s,c]·u[b,t−s,c]
- * directly, O(T²·d) per row, the inner loop over channels (K is position-major for
- * that).  Backward: du[b,j] = D⊙dy[b,j] + Σ_s K[s]⊙dy[b,j+s]; dK[s] = Σ_{b,t≥s}
- * dy[b,t]⊙u[b,t−s]; dD = Σ_{b,t} dy⊙u. */
+ * Convolution: u (B, T, d), K (T, C·d), D (C·d) → y (B, T, C·d), column c = k·d + h
+ * reading feature h:
+ *   y[b,t,c] = D[c]·u[b,t,h] + Σ_{s=0..t} K[s,c]·u[b,t−s,h]
+ * directly, O(T²·C·d) per row, the inner loop over features (K is position-major for
+ * that).  Backward: du[b,j,h] = Σ_k (D⊙dy[b,j] + Σ_s K[s]⊙dy[b,j+s])[k·d + h];
+ * dK[s] = Σ_{b,t≥s} dy[b,t]⊙u[b,t−s] (u repeated C times); dD = Σ_{b,t} dy⊙u. */
 #include "attnlab/autodiff/ops.h"
 #include "attnlab/util/error.h"
 
@@ -50,16 +54,17 @@
 
 #define DSS_EPS 1e-7   /* the reference code's reciprocal() epsilon */
 
-typedef struct DssDims { int N, d; } DssDims;
+typedef struct DssDims { int N, d, C; } DssDims;   /* modes, features, kernels per feature */
 
 static DssDims dss_dims(const Tensor *lambda, const Tensor *log_dt, const Tensor *w) {
     AL_ASSERT(lambda->ndim == 2 && lambda->shape[1] == 2 && log_dt->ndim == 2 && log_dt->shape[1] == 2);
-    DssDims d = { lambda->shape[0], log_dt->shape[0] };
-    AL_ASSERT(w->n == 2L * d.d * d.N);
+    DssDims d = { lambda->shape[0], log_dt->shape[0], w->shape[0] };
+    AL_ASSERT(w->ndim == 4 && w->n == 2L * d.C * d.d * d.N);
     return d;
 }
 
-/* One mode (c, n): everything the kernel, its backward and the recurrence need. */
+/* One mode (column c = k·d + h, n): everything the kernel, its backward and the
+ * recurrence need. */
 typedef struct DssMode {
     double complex lam, a, b, e1, eL, num, den, q, r, w, coef;
     double dtr, dti, n2;
@@ -72,10 +77,11 @@ static DssMode dss_mode(const Tensor *lambda, const Tensor *log_dt, const Tensor
                         int L, double complex *e, int cached) {
     DssMode m;
     const float *lm = lambda->data + 2 * n, *wt = w->data + 2 * ((size_t)c * d.N + n);
+    const float *dt = log_dt->data + 2 * (c % d.d);
     m.lam = lm[0] + I * (double)lm[1];
     m.w = wt[0] + I * (double)wt[1];
-    m.dtr = exp((double)log_dt->data[2 * c]);
-    m.dti = exp((double)log_dt->data[2 * c + 1]);
+    m.dtr = exp((double)dt[0]);
+    m.dti = exp((double)dt[1]);
     m.a = m.dtr * creal(m.lam) + I * (m.dti * cimag(m.lam));
     m.flip = creal(m.lam) > 0;
     m.b = m.flip ? -m.a : m.a;
@@ -121,7 +127,7 @@ static int mode_block(int n0, int N) { return N - n0 < DSS_MODE_BLOCK ? N - n0 :
 
 void ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, int L, double *z, double *C) {
     DssDims d = dss_dims(lambda, log_dt, w);
-    for (int c = 0; c < d.d; c++)
+    for (int c = 0; c < d.C * d.d; c++)   /* z of column c is feature c % d's, the same for its C columns */
         for (int n = 0; n < d.N; n++) {
             DssMode m = dss_mode(lambda, log_dt, w, d, c, n, L, NULL, 0);
             /* K[l] = Re(coef·e^{b m(l)}) = Re(C·e^{a l}) with C = coef, or coef·e^{b(L−1)}
@@ -137,7 +143,7 @@ typedef struct DssSaved {
     int T, L;
     double complex *s;   /* (DSS_MODE_BLOCK, T) powers of a block of modes */
     double *acc;         /* (N, 2) Λ's gradient, summed over channels */
-    double complex *e;   /* (d, N, 2) every mode's e^b and e^{bL}, from the forward */
+    double complex *e;   /* (C·d, N, 2) every mode's e^b and e^{bL}, from the forward */
 } DssSaved;
 
 /* One mode's share of the gradients (see the header), from A0 = Σ_l dK[l]·conj(e^{b m(l)})
@@ -168,29 +174,32 @@ static void dss_kernel_backward(TapeEntry *e) {
     const int T = sv->T, L = sv->L;
     memset(sv->acc, 0, (size_t)2 * d.N * sizeof(double));
     int acc_dt = log_dt->grad ? tape_grad_acc(log_dt) : 0, acc_w = w->grad ? tape_grad_acc(w) : 0;
-    for (int c = 0; c < d.d; c++) {
-        double gdt[2] = { 0, 0 };
-        for (int n0 = 0; n0 < d.N; n0 += DSS_MODE_BLOCK) {
-            const int nb = mode_block(n0, d.N);
-            const size_t i0 = (size_t)c * d.N + n0;   /* the block's first mode */
-            DssMode mb[DSS_MODE_BLOCK];
-            double complex A0[DSS_MODE_BLOCK] = { 0 }, A1[DSS_MODE_BLOCK] = { 0 };
-            for (int j = 0; j < nb; j++) mb[j] = dss_mode(lambda, log_dt, w, d, c, n0 + j, L, sv->e + 2 * (i0 + j), 1);
-            mode_powers(mb, nb, T, L, sv->s);
-            for (int l = 0; l < T; l++) {
-                double g = k->grad[(size_t)l * d.d + c];
-                for (int j = 0; j < nb; j++) {   /* each mode's sums over l in order */
-                    double complex gs = g * conj(sv->s[(size_t)j * T + l]);
-                    A0[j] += gs;
-                    A1[j] += (mb[j].flip ? L - 1 - l : l) * gs;
+    const int cols = d.C * d.d;
+    for (int h = 0; h < d.d; h++) {
+        double gdt[2] = { 0, 0 };   /* feature h's log Δ, over its C columns */
+        for (int c = h; c < cols; c += d.d) {
+            for (int n0 = 0; n0 < d.N; n0 += DSS_MODE_BLOCK) {
+                const int nb = mode_block(n0, d.N);
+                const size_t i0 = (size_t)c * d.N + n0;   /* the block's first mode */
+                DssMode mb[DSS_MODE_BLOCK];
+                double complex A0[DSS_MODE_BLOCK] = { 0 }, A1[DSS_MODE_BLOCK] = { 0 };
+                for (int j = 0; j < nb; j++) mb[j] = dss_mode(lambda, log_dt, w, d, c, n0 + j, L, sv->e + 2 * (i0 + j), 1);
+                mode_powers(mb, nb, T, L, sv->s);
+                for (int l = 0; l < T; l++) {
+                    double g = k->grad[(size_t)l * cols + c];
+                    for (int j = 0; j < nb; j++) {   /* each mode's sums over l in order */
+                        double complex gs = g * conj(sv->s[(size_t)j * T + l]);
+                        A0[j] += gs;
+                        A1[j] += (mb[j].flip ? L - 1 - l : l) * gs;
+                    }
                 }
+                for (int j = 0; j < nb; j++)
+                    mode_backward(&mb[j], A0[j], A1[j], L, sv->acc + 2 * (n0 + j), gdt,
+                                  w->grad ? w->grad + 2 * (i0 + j) : NULL, acc_w);
             }
-            for (int j = 0; j < nb; j++)
-                mode_backward(&mb[j], A0[j], A1[j], L, sv->acc + 2 * (n0 + j), gdt,
-                              w->grad ? w->grad + 2 * (i0 + j) : NULL, acc_w);
         }
         if (log_dt->grad) {
-            float *g = log_dt->grad + 2 * c;
+            float *g = log_dt->grad + 2 * h;
             g[0] = (float)gdt[0] + (acc_dt ? g[0] : 0.0f);
             g[1] = (float)gdt[1] + (acc_dt ? g[1] : 0.0f);
         }
@@ -205,12 +214,13 @@ Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T,
     DssDims d = dss_dims(lambda, log_dt, w);
     AL_ASSERT(T >= 1 && L >= T);
     int needs_grad = tape_needs_grad(t, lambda, log_dt, w);
-    Tensor *k = tape_tensor(t, needs_grad, 2, (const int[]){ T, d.d });
+    const int cols = d.C * d.d;
+    Tensor *k = tape_tensor(t, needs_grad, 2, (const int[]){ T, cols });
     DssSaved sv = { .T = T, .L = L };
     sv.s = tape_scratch(t, (size_t)DSS_MODE_BLOCK * T * sizeof *sv.s);
     double *kc = tape_scratch(t, (size_t)T * sizeof(double));   /* one channel's K, summed over modes */
-    sv.e = needs_grad ? tape_scratch(t, (size_t)2 * d.d * d.N * sizeof *sv.e) : NULL;
-    for (int c = 0; c < d.d; c++) {
+    sv.e = needs_grad ? tape_scratch(t, (size_t)2 * cols * d.N * sizeof *sv.e) : NULL;
+    for (int c = 0; c < cols; c++) {
         memset(kc, 0, (size_t)T * sizeof(double));
         for (int n0 = 0; n0 < d.N; n0 += DSS_MODE_BLOCK) {
             const int nb = mode_block(n0, d.N);
@@ -222,7 +232,7 @@ Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T,
             for (int l = 0; l < T; l++)   /* over n in order, as one mode at a time summed */
                 for (int j = 0; j < nb; j++) kc[l] += creal(mb[j].coef * sv.s[(size_t)j * T + l]);
         }
-        for (int l = 0; l < T; l++) k->data[(size_t)l * d.d + c] = (float)kc[l];
+        for (int l = 0; l < T; l++) k->data[(size_t)l * cols + c] = (float)kc[l];
     }
     if (needs_grad) {
         sv.acc = tape_scratch(t, (size_t)2 * d.N * sizeof(double));
@@ -236,58 +246,66 @@ Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T,
 
 /* ---- causal depthwise convolution ----------------------------------------------- */
 
+/* u (B, T, d), y (B, T, C·d): y's column c = k·d + h reads u's feature h. */
 static void causal_conv_backward(TapeEntry *e) {
     Tensor *u = e->in[0], *k = e->in[1], *D = e->in[2], *y = e->out;
-    const int B = u->shape[0], T = u->shape[1], d = u->shape[2];
+    const int B = u->shape[0], T = u->shape[1], d = u->shape[2], cols = y->shape[2], C = cols / d;
     const float *dy = y->grad;
     if (u->grad) {
         int acc = tape_grad_acc(u);
         for (int b = 0; b < B; b++)
             for (int j = 0; j < T; j++) {
                 float *du = u->grad + ((size_t)b * T + j) * d;
-                const float *dyj = dy + ((size_t)b * T + j) * d;
+                const float *dyj = dy + ((size_t)b * T + j) * cols;
                 if (!acc) memset(du, 0, (size_t)d * sizeof(float));
-                if (D)
-                    for (int c = 0; c < d; c++) du[c] += D->data[c] * dyj[c];
-                for (int s = 0; s < T - j; s++) {
-                    const float *ks = k->data + (size_t)s * d, *dys = dyj + (size_t)s * d;
-                    for (int c = 0; c < d; c++) du[c] += ks[c] * dys[c];
+                for (int kc = 0; kc < C; kc++) {
+                    const float *dyk = dyj + (size_t)kc * d;
+                    if (D)
+                        for (int h = 0; h < d; h++) du[h] += D->data[kc * d + h] * dyk[h];
+                    for (int s = 0; s < T - j; s++) {
+                        const float *ks = k->data + (size_t)s * cols + (size_t)kc * d, *dys = dyk + (size_t)s * cols;
+                        for (int h = 0; h < d; h++) du[h] += ks[h] * dys[h];
+                    }
                 }
             }
     }
     if (k->grad) {
-        if (!tape_grad_acc(k)) memset(k->grad, 0, (size_t)T * d * sizeof(float));
+        if (!tape_grad_acc(k)) memset(k->grad, 0, (size_t)T * cols * sizeof(float));
         for (int b = 0; b < B; b++)
             for (int t = 0; t < T; t++) {
-                const float *dyt = dy + ((size_t)b * T + t) * d;
+                const float *dyt = dy + ((size_t)b * T + t) * cols;
                 for (int s = 0; s <= t; s++) {
-                    float *gk = k->grad + (size_t)s * d;
+                    float *gk = k->grad + (size_t)s * cols;
                     const float *us = u->data + ((size_t)b * T + t - s) * d;
-                    for (int c = 0; c < d; c++) gk[c] += dyt[c] * us[c];
+                    for (int kc = 0; kc < cols; kc += d)
+                        for (int h = 0; h < d; h++) gk[kc + h] += dyt[kc + h] * us[h];
                 }
             }
     }
     if (D && D->grad) {
-        if (!tape_grad_acc(D)) memset(D->grad, 0, (size_t)d * sizeof(float));
+        if (!tape_grad_acc(D)) memset(D->grad, 0, (size_t)cols * sizeof(float));
         for (long r = 0; r < (long)B * T; r++)
-            for (int c = 0; c < d; c++) D->grad[c] += dy[r * d + c] * u->data[r * d + c];
+            for (int kc = 0; kc < cols; kc += d)
+                for (int h = 0; h < d; h++) D->grad[kc + h] += dy[r * cols + kc + h] * u->data[r * d + h];
     }
 }
 
 Tensor *ad_causal_conv(Tape *t, Tensor *u, Tensor *k, Tensor *D) {
-    AL_ASSERT(u->ndim == 3 && k->ndim == 2 && k->shape[0] == u->shape[1] && k->shape[1] == u->shape[2]);
-    AL_ASSERT(!D || D->n == u->shape[2]);
-    const int B = u->shape[0], T = u->shape[1], d = u->shape[2];
+    AL_ASSERT(u->ndim == 3 && k->ndim == 2 && k->shape[0] == u->shape[1] && k->shape[1] % u->shape[2] == 0);
+    AL_ASSERT(!D || D->n == k->shape[1]);
+    const int B = u->shape[0], T = u->shape[1], d = u->shape[2], cols = k->shape[1];
     int needs_grad = tape_needs_grad(t, u, k, D);
-    Tensor *y = tape_tensor(t, needs_grad, 3, u->shape);
+    Tensor *y = tape_tensor(t, needs_grad, 3, (const int[]){ B, T, cols });
     for (int b = 0; b < B; b++)
         for (int i = 0; i < T; i++) {
-            float *yr = y->data + ((size_t)b * T + i) * d;
             const float *ui = u->data + ((size_t)b * T + i) * d;
-            for (int c = 0; c < d; c++) yr[c] = D ? D->data[c] * ui[c] : 0.0f;
-            for (int s = 0; s <= i; s++) {
-                const float *ks = k->data + (size_t)s * d, *us = ui - (size_t)s * d;
-                for (int c = 0; c < d; c++) yr[c] += ks[c] * us[c];
+            for (int kc = 0; kc < cols; kc += d) {   /* each feature's kc/d-th kernel */
+                float *yr = y->data + ((size_t)b * T + i) * cols + kc;
+                for (int h = 0; h < d; h++) yr[h] = D ? D->data[kc + h] * ui[h] : 0.0f;
+                for (int s = 0; s <= i; s++) {
+                    const float *ks = k->data + (size_t)s * cols + kc, *us = ui - (size_t)s * d;
+                    for (int h = 0; h < d; h++) yr[h] += ks[h] * us[h];
+                }
             }
         }
     if (needs_grad)

@@ -240,6 +240,11 @@ const CfgKey cfg_keys[] = {
       .def = DSS_POSTACT_NONE, ONLY_WHEN("model.type", 1u << MODEL_DSS),
       .doc = "after the layer's output_linear: none (the reference code's DSS default: a d -> d linear) or glu "
              "(its postact option, as in its s4ff layer list: a d -> 2d linear, then a*sigmoid(b) over the halves)" },
+    { "model.dss.channels", CFG_INT, AT(model.dss.channels), IN(1, 16), .def = 1,
+      ONLY_WHEN("model.type", 1u << MODEL_DSS),
+      .doc = "C: kernels per feature (the reference code's `channels`, default 1): each block's convolution "
+             "gives C*d outputs, C differently weighted sums of each feature's past, and output_linear maps "
+             "them back to d; the decoding state stays d x d_state (the C kernels share the feature's modes)" },
     { "model.retnet", CFG_OBJECT, RETNET_ONLY, .doc = "RetNet (Sun et al. 2023, \"Retentive Network\")" },
     { "model.retnet.value_factor", CFG_INT, AT(model.retnet.value_factor), IN(1, 4), .def = 1, RETNET_ONLY,
       .doc = "width of values and of the swish gate = value_factor * d_model (the paper: 2)" },

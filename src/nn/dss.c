@@ -4,13 +4,16 @@
  *
  * n_layers pre-norm residual blocks between the token embedding and the head:
  *   h = LN(x);  y = K * h + D ⊙ h  (per channel, causal);  x += W_o·dropout(GELU(y)) + b_o
- * or, with model.dss.postact glu (the reference's `postact` option), W_o (2d, d) and
+ * with C = model.dss.channels kernels per feature (the reference's `channels`): K and D
+ * have C·d columns, y (B, T, C·d) holds each feature's C convolutions (column k·d + h:
+ * feature h's k-th, the reference's '(c h)' order) and W_o is (d, C·d);
+ * or, with model.dss.postact glu (the reference's `postact` option), W_o (2d, C·d) and
  *   x += GLU(W_o·dropout(GELU(y)) + b_o),  GLU(a | b) = a·σ(b)
  * and, when model.dss.ff = k > 0, after each of them the reference code's feed-forward
  * layer (its layer list [dss, ff], configs/model/layer/s4ff.yaml; expand 4 there):
  *   x += dropout(fc2(GELU(fc1(LN(x)))))            fc1 (k·d, d), fc2 (d, k·d)
- * then LN_f.  K (T, d) is the DSS-softmax kernel of the block's Λ (N modes, shared by
- * the d channels), log Δ (d, 2) and W (d, N complex) — ad_dss_kernel, normalised over
+ * then LN_f.  K (T, C·d) is the DSS-softmax kernel of the block's Λ (N modes, shared by
+ * the d channels), log Δ (d, 2) and W (C, d, N complex) — ad_dss_kernel, normalised over
  * the model's longest sequence (max_len), so the kernel of a shorter input is a prefix
  * of it and the block is causal.  The same block decodes as a recurrence over a
  * diagonal complex state (dss_step).
@@ -31,22 +34,22 @@
 #include <string.h>
 
 void dss_declare(Model *m) {
-    int d = m->cfg.d_model, N = m->cfg.dss.d_state;
+    int d = m->cfg.d_model, N = m->cfg.dss.d_state, C = m->cfg.dss.channels;
     m->dss = al_calloc((size_t)m->cfg.n_layers, sizeof *m->dss);
     for (int l = 0; l < m->cfg.n_layers; l++) {
         DssLayer *L = &m->dss[l];
         model_decl_norm(m, &L->norm, "layers.%d.norm", l);
-        L->D = model_decl(m, 1, 2, (int[]){1, d}, "layers.%d.layer.D", l);
+        L->D = model_decl(m, 1, 2, (int[]){C, d}, "layers.%d.layer.D", l);
         L->log_dt = model_decl(m, 0, 2, (int[]){d, 2}, "layers.%d.layer.kernel.log_dt", l);
         L->lambda = model_decl(m, 0, 2, (int[]){N, 2}, "layers.%d.layer.kernel.Lambda", l);
-        L->w = model_decl(m, 0, 4, (int[]){1, d, N, 2}, "layers.%d.layer.kernel.W", l);
+        L->w = model_decl(m, 0, 4, (int[]){C, d, N, 2}, "layers.%d.layer.kernel.W", l);
         if (m->cfg.dss.lr > 0) {   /* the kernel's own parameter group (model.dss.lr) */
             params_set_lr(&m->params, L->log_dt, m->cfg.dss.lr);
             params_set_lr(&m->params, L->lambda, m->cfg.dss.lr);
             params_set_lr(&m->params, L->w, m->cfg.dss.lr);
         }
         int out = m->cfg.dss.postact == DSS_POSTACT_GLU ? 2 * d : d;
-        model_decl_linear(m, &L->out, out, d, "layers.%d.layer.output_linear", l);
+        model_decl_linear(m, &L->out, out, C * d, "layers.%d.layer.output_linear", l);
         if (m->cfg.dss.ff) {
             model_decl_norm(m, &L->ff_norm, "layers.%d.ff.norm", l);
             model_decl_linear(m, &L->fc1, m->cfg.dss.ff * d, d, "layers.%d.ff.fc1", l);
@@ -222,31 +225,32 @@ Tensor *dss_forward(Model *m, Tape *t, Tensor *x) {
 }
 
 double dss_flops_per_seq(const Model *m, int T) {
-    double d = m->cfg.d_model, ff = 4.0 * T * d * d * m->cfg.dss.ff;   /* fc1 and fc2 */
+    double d = m->cfg.d_model, C = m->cfg.dss.channels, ff = 4.0 * T * d * d * m->cfg.dss.ff;   /* fc1 and fc2 */
     double out = m->cfg.dss.postact == DSS_POSTACT_GLU ? 2 : 1;          /* output_linear's rows / d */
-    return m->cfg.n_layers * (2.0 * out * T * d * d + (double)T * (T + 1) * d + ff);
+    return m->cfg.n_layers * (2.0 * out * T * d * C * d + (double)T * (T + 1) * C * d + ff);
 }
 
 double dss_param_count(const CfgModel *c, int max_len) {
     (void)max_len;
-    double d = c->d_model, N = c->dss.d_state;
+    double d = c->d_model, N = c->dss.d_state, C = c->dss.channels;
     double h = (double)c->dss.ff * d;
     double out = c->dss.postact == DSS_POSTACT_GLU ? 2 * d : d;
-    /* norm 2d, D d, log_dt 2d, Λ 2N, W 2dN, output_linear out·d + out (out = d, or 2d
-     * with the GLU); final norm 2d; the feed-forward block's norm 2d, fc1 h·d + h,
+    /* norm 2d, D C·d, log_dt 2d, Λ 2N, W 2C·dN, output_linear out·C·d + out (out = d,
+     * or 2d with the GLU); final norm 2d; the feed-forward block's norm 2d, fc1 h·d + h,
      * fc2 d·h + d */
     double ff = c->dss.ff ? 2 * h * d + h + 3 * d : 0;
-    return c->n_layers * (out * d + out + 5 * d + 2 * N + 2 * d * N + ff) + 2 * d;
+    return c->n_layers * (out * C * d + out + (4 + C) * d + 2 * N + 2 * C * d * N + ff) + 2 * d;
 }
 
-/* Per (b, t) and layer: LN (value, grad, mean/rstd), conv, GELU (+ derivative),
- * dropout mask, output: about 12 floats per channel; the GLU's 2d-wide projection
+/* Per (b, t) and layer: LN (value, grad, mean/rstd) and output: about 4 floats per
+ * channel; conv, GELU (+ derivative), dropout mask: about 8 per channel and kernel
+ * (C per channel); the GLU's 2d-wide projection
  * (value, grad), its derivative and its output (value, grad): 10 more; the
  * feed-forward block's LN, hidden pre- and post-GELU and output: about 6 more per
  * channel and 4 per hidden unit. */
 double dss_activation_floats(const CfgModel *c) {
     double glu = c->dss.postact == DSS_POSTACT_GLU ? 10.0 : 0;
-    return (12.0 + glu + (c->dss.ff ? 6.0 + 4.0 * c->dss.ff : 0)) * c->d_model;
+    return (4.0 + 8.0 * c->dss.channels + glu + (c->dss.ff ? 6.0 + 4.0 * c->dss.ff : 0)) * c->d_model;
 }
 
 /* Decoding state per layer and sequence: x (d, N) complex doubles (re, im) — double
@@ -256,29 +260,37 @@ double dss_activation_floats(const CfgModel *c) {
 size_t dss_state_floats(const Model *m) { return 4 * (size_t)m->cfg.d_model * m->cfg.dss.d_state; }
 
 /* One position through every block, x (B, 1, d): the convolution as the recurrence
- * x_t = z·x_{t−1} + u_t, y_t = Re Σ_n C·x_t + D·u_t (ops.h, ad_dss_modes). */
+ * x_t = z·x_{t−1} + u_t, y_t = Re Σ_n C·x_t + D·u_t (ops.h, ad_dss_modes), one state
+ * per feature, read by its K columns k·d + h through their own C and D. */
 Tensor *dss_step(Model *m, Tape *t, Tensor *x, float *state, int batch) {
-    int B = x->shape[0], d = m->cfg.d_model, N = m->cfg.dss.d_state;
+    int B = x->shape[0], d = m->cfg.d_model, N = m->cfg.dss.d_state, K = m->cfg.dss.channels;
     size_t S = dss_state_floats(m);
-    double *z = tape_scratch(t, (size_t)2 * d * N * sizeof(double));
-    double *C = tape_scratch(t, (size_t)2 * d * N * sizeof(double));
+    double *z = tape_scratch(t, (size_t)2 * K * d * N * sizeof(double));
+    double *C = tape_scratch(t, (size_t)2 * K * d * N * sizeof(double));
     for (int l = 0; l < m->cfg.n_layers; l++) {
         DssLayer *L = &m->dss[l];
         Tensor *h = ad_layernorm(t, x, L->norm.g, L->norm.b, m->cfg.ln_eps);
         ad_dss_modes(L->lambda, L->log_dt, L->w, m->max_len, z, C);
-        Tensor *y = tape_tensor(t, 0, 3, (int[]){B, 1, d});
+        Tensor *y = tape_tensor(t, 0, 3, (int[]){B, 1, K * d});
         for (int b = 0; b < B; b++) {
             double *xs = (double *)(void *)(state + ((size_t)l * batch + b) * S);
             for (int c = 0; c < d; c++) {
-                double u = h->data[(size_t)b * d + c], acc = 0;
+                double u = h->data[(size_t)b * d + c];
                 for (int n = 0; n < N; n++) {
                     size_t i = 2 * ((size_t)c * N + n);
                     double xr = z[i] * xs[i] - z[i + 1] * xs[i + 1] + u;
-                    double xi = z[i] * xs[i + 1] + z[i + 1] * xs[i];
-                    xs[i] = xr, xs[i + 1] = xi;
-                    acc += C[i] * xr - C[i + 1] * xi;
+                    xs[i + 1] = z[i] * xs[i + 1] + z[i + 1] * xs[i];
+                    xs[i] = xr;
                 }
-                y->data[(size_t)b * d + c] = (float)(acc + (double)L->D->data[c] * u);
+                for (int k = 0; k < K; k++) {   /* column k·d + c: z the same, C its own */
+                    size_t col = (size_t)k * d + c;
+                    double acc = 0;
+                    for (int n = 0; n < N; n++) {
+                        size_t i = 2 * ((size_t)c * N + n), j = 2 * (col * N + n);
+                        acc += C[j] * xs[i] - C[j + 1] * xs[i + 1];
+                    }
+                    y->data[(size_t)b * K * d + col] = (float)(acc + (double)L->D->data[col] * u);
+                }
             }
         }
         x = ff_block(m, t, l, dss_output(m, t, L, ad_gelu(t, y, GELU_ERF), x));

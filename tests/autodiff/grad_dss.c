@@ -2,13 +2,14 @@
  * from (Λ, log Δ, W) and the causal depthwise convolution.
  *
  * Kernel cases: modes with Re Λ < 0 and > 0 (the flipped softmax) in one Λ, several
- * channels, T = 1 (only the normalisation carries a gradient), T < L and T = L;
+ * channels, C = 2 and 3 kernels per channel (log Δ's gradient summed over them), T = 1 (only the normalisation carries a gradient), T < L and T = L;
  * Δ in [0.05, 0.6] and |Im Λ| ≤ 4 keep the phases Δ·Im Λ·l within a few radians,
  * so the central difference's truncation error (∝ (Δ·l)³·eps²) stays small.
  * Tolerance: eps 2⁻⁷, atol 1e-4, rtol 1e-3 — the kernel is computed in double and
  * rounded to float once, so L = Σ w·K carries ~√n·6e-8 of rounding, /2eps ≈ 2e-5.
  *
- * Convolution cases: B > 1, T ∈ {1, 5, 9}, with and without D, u without a grad.
+ * Convolution cases: B > 1, T ∈ {1, 5, 9}, with and without D, u without a grad, C = 2
+ * and 3 kernels per channel (u's gradient summed over them).
  * It is bilinear in (u, K) and in (u, D): the central difference is exact up to
  * float rounding, so eps 2⁻⁴ and atol 1e-4, rtol 1e-3 as matmul's. */
 #include "grad_cases.h"
@@ -18,7 +19,7 @@
 static const GcTol KERNEL_TOL = { 0x1p-7f, 1e-4f, 1e-3f };
 static const GcTol CONV_TOL = { 0x1p-4f, 1e-4f, 1e-3f };
 
-typedef struct KernelCase { int N, d, T, L; uint64_t seed; } KernelCase;
+typedef struct KernelCase { int N, d, T, L; uint64_t seed; int C; } KernelCase;
 
 static Tensor *build_kernel(Tape *t, Tensor **in, void *ctx) {
     const KernelCase *c = ctx;
@@ -27,18 +28,21 @@ static Tensor *build_kernel(Tape *t, Tensor **in, void *ctx) {
 
 static int kernel_cases(int *n_cases) {
     static const KernelCase cases[] = {
-        { 3, 2, 5, 8, 1 },    /* T < L */
-        { 4, 3, 6, 6, 2 },    /* T = L */
-        { 2, 2, 1, 4, 3 },    /* one position */
-        { 5, 2, 7, 9, 4 },
-        { 10, 2, 6, 8, 6 },   /* modes run in blocks of 8: a whole block and a part */
+        { 3, 2, 5, 8, 1, 1 },    /* T < L */
+        { 4, 3, 6, 6, 2, 1 },    /* T = L */
+        { 2, 2, 1, 4, 3, 1 },    /* one position */
+        { 5, 2, 7, 9, 4, 1 },
+        { 10, 2, 6, 8, 6, 1 },   /* modes run in blocks of 8: a whole block and a part */
+        { 3, 2, 5, 8, 7, 2 }, /* two kernels per channel */
+        { 9, 3, 4, 6, 10, 3 }, /* three, and a block and a part */
     };
     int failed = 0;
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         const KernelCase *c = &cases[k];
+        const int C = c->C;
         Tensor *lambda = gc_leaf(2, (const int[]){ c->N, 2 }, c->seed, -1.5f, 1.5f);
         Tensor *log_dt = gc_leaf(2, (const int[]){ c->d, 2 }, c->seed + 100, -3.0f, -0.5f);
-        Tensor *w = gc_leaf(4, (const int[]){ 1, c->d, c->N, 2 }, c->seed + 200, -1.0f, 1.0f);
+        Tensor *w = gc_leaf(4, (const int[]){ C, c->d, c->N, 2 }, c->seed + 200, -1.0f, 1.0f);
         for (int n = 0; n < c->N; n++) {
             /* Re Λ alternates sign and stays off 0 (where the flip switches);
              * Im Λ spreads over ±4. */
@@ -48,7 +52,7 @@ static int kernel_cases(int *n_cases) {
         }
         Tensor *leaves[3] = { lambda, log_dt, w };
         char label[96];
-        snprintf(label, sizeof label, "dss_kernel N%d d%d T%d L%d", c->N, c->d, c->T, c->L);
+        snprintf(label, sizeof label, "dss_kernel N%d d%d C%d T%d L%d", c->N, c->d, C, c->T, c->L);
         failed += grad_case_both(label, OP_DSS_KERNEL, build_kernel, (void *)c, leaves, 3, KERNEL_TOL, 1);
         (*n_cases)++;
         for (int i = 0; i < 3; i++) gc_leaf_free(leaves[i]);
@@ -61,6 +65,7 @@ typedef struct ConvCase {
     int with_d, u_grad;
     uint64_t seed;
     Tensor *u;   /* the data u when !u_grad */
+    int C;       /* kernels per channel */
 } ConvCase;
 
 static Tensor *build_conv(Tape *t, Tensor **in, void *ctx) {
@@ -72,18 +77,21 @@ static Tensor *build_conv(Tape *t, Tensor **in, void *ctx) {
 
 static int conv_cases(int *n_cases) {
     ConvCase cases[] = {
-        { 2, 5, 3, 1, 1, 11, NULL },
-        { 3, 9, 4, 1, 1, 12, NULL },
-        { 2, 1, 3, 1, 1, 13, NULL },   /* one position: only the s = 0 tap */
-        { 2, 6, 5, 0, 1, 14, NULL },   /* no D */
-        { 2, 6, 3, 1, 0, 15, NULL },   /* u without a grad */
+        { 2, 5, 3, 1, 1, 11, NULL, 1 },
+        { 3, 9, 4, 1, 1, 12, NULL, 1 },
+        { 2, 1, 3, 1, 1, 13, NULL, 1 },   /* one position: only the s = 0 tap */
+        { 2, 6, 5, 0, 1, 14, NULL, 1 },   /* no D */
+        { 2, 6, 3, 1, 0, 15, NULL, 1 },   /* u without a grad */
+        { 2, 5, 3, 1, 1, 16, NULL, 2 },   /* two kernels per channel */
+        { 2, 4, 2, 0, 1, 17, NULL, 3 },   /* three, no D */
     };
     int failed = 0;
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         ConvCase *c = &cases[k];
+        const int cols = c->C * c->d;
         Tensor *u = gc_leaf(3, (const int[]){ c->B, c->T, c->d }, c->seed, -1.0f, 1.0f);
-        Tensor *kern = gc_leaf(2, (const int[]){ c->T, c->d }, c->seed + 100, -1.0f, 1.0f);
-        Tensor *D = gc_leaf(1, &c->d, c->seed + 200, -1.0f, 1.0f);
+        Tensor *kern = gc_leaf(2, (const int[]){ c->T, cols }, c->seed + 100, -1.0f, 1.0f);
+        Tensor *D = gc_leaf(1, &cols, c->seed + 200, -1.0f, 1.0f);
         Tensor *leaves[3] = { u, kern, D };
         c->u = u;
         if (!c->u_grad) {
@@ -91,7 +99,8 @@ static int conv_cases(int *n_cases) {
             u->grad = NULL;
         }
         char label[96];
-        snprintf(label, sizeof label, "causal_conv B%d T%d d%d%s%s", c->B, c->T, c->d, c->with_d ? "" : " (no D)",
+        snprintf(label, sizeof label, "causal_conv B%d T%d d%d C%d%s%s", c->B, c->T, c->d, cols / c->d,
+                 c->with_d ? "" : " (no D)",
                  c->u_grad ? "" : " (u no grad)");
         Tensor **first = c->u_grad ? leaves : leaves + 1;
         int n = (c->u_grad ? 3 : 2) - !c->with_d;

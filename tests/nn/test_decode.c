@@ -25,6 +25,7 @@ typedef struct Case {
     int T;   /* sequence length (the model's max_len) */
     int dss_ff;   /* model.dss.ff */
     int dss_glu;  /* model.dss.postact glu */
+    int dss_channels;   /* model.dss.channels */
 } Case;
 
 static Model *make(const Case *k) {
@@ -43,6 +44,7 @@ static Model *make(const Case *k) {
     m.attention.block = 4;     /* sparse: T = 14 spans several blocks */
     m.dss.ff = k->dss_ff;
     m.dss.postact = k->dss_glu ? DSS_POSTACT_GLU : DSS_POSTACT_NONE;
+    m.dss.channels = k->dss_channels;
     return model_create(&m, V, V, k->T, 11);
 }
 
@@ -115,19 +117,20 @@ static void check_greedy(const Case *k, Model *m, const int *tokens) {
 
 int main(int argc, char **argv) {
     static const Case cases[] = {
-        { "softmax dot, learned positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, 14, 0, 0 },
-        { "softmax unit_norm, sinusoidal", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, 14, 0, 0 },
-        { "sparse dot, learned positions", MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, POS_LEARNED, 14, 0, 0 },
-        { "linear elu+1, learned positions", MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, POS_LEARNED, 14, 0, 0 },
-        { "lstm", MODEL_LSTM, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 0 },
-        { "dss", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 0 },
-        { "dss, feed-forward blocks", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 2, 0 },
-        { "dss, GLU, feed-forward blocks", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 2, 1 },
-        { "mamba", MODEL_MAMBA, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 0 },
-        { "softmax dot, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, T_MAX, 0, 0 },
-        { "softmax unit_norm, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, T_MAX, 0, 0 },
-        { "retnet", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 0 },
-        { "retnet, 40 positions", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, T_MAX, 0, 0 },
+        { "softmax dot, learned positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, 14, 0, 0, 1 },
+        { "softmax unit_norm, sinusoidal", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, 14, 0, 0, 1 },
+        { "sparse dot, learned positions", MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, POS_LEARNED, 14, 0, 0, 1 },
+        { "linear elu+1, learned positions", MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, POS_LEARNED, 14, 0, 0, 1 },
+        { "lstm", MODEL_LSTM, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 0, 1 },
+        { "dss", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 0, 1 },
+        { "dss, feed-forward blocks", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 2, 0, 1 },
+        { "dss, GLU, feed-forward blocks", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 2, 1, 1 },
+        { "dss, 3 kernels per channel, GLU", MODEL_DSS, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 1, 3 },
+        { "mamba", MODEL_MAMBA, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 0, 1 },
+        { "softmax dot, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_DOT, POS_LEARNED, T_MAX, 0, 0, 1 },
+        { "softmax unit_norm, 40 positions", MODEL_TRANSFORMER, ATTN_SOFTMAX, SCORE_UNIT_NORM, POS_SINUSOIDAL, T_MAX, 0, 0, 1 },
+        { "retnet", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, 14, 0, 0, 1 },
+        { "retnet, 40 positions", MODEL_RETNET, ATTN_SOFTMAX, SCORE_DOT, POS_NONE, T_MAX, 0, 0, 1 },
     };
     int only = argc > 1 ? atoi(argv[1]) : -1;   /* run one case (debugging) */
     int tokens[B * T_MAX];

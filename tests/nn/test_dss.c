@@ -14,7 +14,9 @@
  *        so C = coef·e^{b(L−1)} (the state grows like e^{Δ·Re Λ·k}, C shrinks it back).
  *     Unrolled, x_k = Σ_{j≤k} e^{ΔΛ(k−j)} u_j and Re(C·x_k) = Σ_j K[k−j]·u_j.  To 1e-5
  *     relative, with modes of both signs of Re Λ, and at the model's init (skew-HiPPO
- *     Λ with |Im Λ| up to 10³, T = L = 64).
+ *     Λ with |Im Λ| up to 10³, T = L = 64).  With C kernels per channel
+ *     (model.dss.channels) both checks run over the C·d columns, column c reading
+ *     channel c % d with that channel's Δ and its own W row and D.
  *  3. The init: Λ = −1/2 + iω with ω the skew-HiPPO eigenvalues — for N = 1 by hand
  *     (S = [[0, −√3/2], [√3/2, 0]]: ω = √3/2), for N = 64 through the trace identities
  *     Σ ω² = ‖S‖²_F / 2 and Σ ω⁴ = ‖SᵀS‖²_F / 2 (each ±iω pair counted once), and
@@ -30,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Params { Tensor *lambda, *log_dt, *w, *D; int N, d; } Params;
+typedef struct Params { Tensor *lambda, *log_dt, *w, *D; int N, d, C; } Params;
 
 static Tensor *heap_tensor(int ndim, const int *shape) {
     Tensor *x = calloc(1, sizeof *x);
@@ -45,17 +47,19 @@ static void free_tensor(Tensor *x) {
     free(x);
 }
 
-/* Random parameters: Re Λ alternating sign (|Re Λ| in [0.1, 1.1]), Im Λ in ±im. */
-static Params random_params(int N, int d, float im, Rng *r) {
-    Params p = { heap_tensor(2, (int[]){N, 2}), heap_tensor(2, (int[]){d, 2}), heap_tensor(4, (int[]){1, d, N, 2}),
-                 heap_tensor(1, &d), N, d };
+/* Random parameters: Re Λ alternating sign (|Re Λ| in [0.1, 1.1]), Im Λ in ±im; C
+ * kernels per channel. */
+static Params random_params(int N, int d, int C, float im, Rng *r) {
+    int cols = C * d;
+    Params p = { heap_tensor(2, (int[]){N, 2}), heap_tensor(2, (int[]){d, 2}), heap_tensor(4, (int[]){C, d, N, 2}),
+                 heap_tensor(1, &cols), N, d, C };
     for (int n = 0; n < N; n++) {
         p.lambda->data[2 * n] = (float)((n % 2 ? 1 : -1) * (0.1 + rng_uniform(r)));
         p.lambda->data[2 * n + 1] = (float)(im * (2 * rng_uniform(r) - 1));
     }
     for (int i = 0; i < 2 * d; i++) p.log_dt->data[i] = (float)(log(0.02) + rng_uniform(r) * log(0.5 / 0.02));
     for (long i = 0; i < p.w->n; i++) p.w->data[i] = (float)rng_normal(r);
-    for (int c = 0; c < d; c++) p.D->data[c] = (float)rng_normal(r);
+    for (int c = 0; c < cols; c++) p.D->data[c] = (float)rng_normal(r);
     return p;
 }
 
@@ -72,18 +76,20 @@ static void check_definition(const char *what, const Params *p, int T, int L) {
     t.grad_enabled = 0;
     Tensor *k = ad_dss_kernel(&t, p->lambda, p->log_dt, p->w, T, L);
     double worst = 0;
-    for (int c = 0; c < p->d; c++) {
+    const int cols = p->C * p->d;
+    for (int c = 0; c < cols; c++) {
         double complex *terms = calloc((size_t)T, sizeof *terms);
+        const float *dt = p->log_dt->data + 2 * (c % p->d);   /* the column's channel's steps */
         for (int n = 0; n < p->N; n++) {
             double complex lam = p->lambda->data[2 * n] + I * (double)p->lambda->data[2 * n + 1];
-            double complex a = exp(p->log_dt->data[2 * c]) * creal(lam) + I * exp(p->log_dt->data[2 * c + 1]) * cimag(lam);
+            double complex a = exp(dt[0]) * creal(lam) + I * exp(dt[1]) * cimag(lam);
             double complex w = p->w->data[2 * (c * p->N + n)] + I * (double)p->w->data[2 * (c * p->N + n) + 1];
             double complex z = 0;
             for (int j = 0; j < L; j++) z += cexp(a * j);
             for (int l = 0; l < T; l++) terms[l] += w / lam * cexp(a * l) / z;
         }
         for (int l = 0; l < T; l++) {
-            double want = creal(terms[l]), got = k->data[(size_t)l * p->d + c];
+            double want = creal(terms[l]), got = k->data[(size_t)l * cols + c];
             worst = fmax(worst, fabs(got - want) / (1 + fabs(want)));
         }
         free(terms);
@@ -101,25 +107,25 @@ static void check_recurrence(const char *what, const Params *p, int B, int T, in
     Tape t;
     tape_init(&t, &a);
     t.grad_enabled = 0;
-    int d = p->d, N = p->N;
+    int d = p->d, N = p->N, cols = p->C * d;
     Tensor *u = tape_tensor(&t, 0, 3, (int[]){B, T, d});
     for (long i = 0; i < u->n; i++) u->data[i] = (float)rng_normal(r);
     Tensor *y = ad_causal_conv(&t, u, ad_dss_kernel(&t, p->lambda, p->log_dt, p->w, T, L), p->D);
-    double *z = malloc((size_t)2 * d * N * sizeof(double)), *C = malloc((size_t)2 * d * N * sizeof(double));
+    double *z = malloc((size_t)2 * cols * N * sizeof(double)), *C = malloc((size_t)2 * cols * N * sizeof(double));
     ad_dss_modes(p->lambda, p->log_dt, p->w, L, z, C);
-    double complex *x = malloc((size_t)d * N * sizeof *x);
+    double complex *x = malloc((size_t)cols * N * sizeof *x);   /* one state per column */
     double worst = 0;
     for (int b = 0; b < B; b++) {
-        memset(x, 0, (size_t)d * N * sizeof *x);
+        memset(x, 0, (size_t)cols * N * sizeof *x);
         for (int k = 0; k < T; k++)
-            for (int c = 0; c < d; c++) {
-                double uk = u->data[((size_t)b * T + k) * d + c], yk = p->D->data[c] * uk;
+            for (int c = 0; c < cols; c++) {
+                double uk = u->data[((size_t)b * T + k) * d + c % d], yk = p->D->data[c] * uk;
                 for (int n = 0; n < N; n++) {
                     size_t i = (size_t)c * N + n;
                     x[i] = (z[2 * i] + I * z[2 * i + 1]) * x[i] + uk;
                     yk += creal((C[2 * i] + I * C[2 * i + 1]) * x[i]);
                 }
-                double got = y->data[((size_t)b * T + k) * d + c];
+                double got = y->data[((size_t)b * T + k) * cols + c];
                 worst = fmax(worst, fabs(got - yk) / (1 + fabs(yk)));
             }
     }
@@ -250,24 +256,25 @@ static void check_init_recurrence(Rng *r) {
     const int T = 64;
     Model *m = dss_model(64, 6, T);
     const DssLayer *L = &m->dss[0];
-    Params p = { L->lambda, L->log_dt, L->w, L->D, 64, 6 };
+    Params p = { L->lambda, L->log_dt, L->w, L->D, 64, 6, 1 };
     check_recurrence("model init, N 64, d 6, T = L = 64", &p, 2, T, T, r);
     model_free(m);
 }
 
 int main(void) {
     Rng r = rng_stream(5, 5);
-    static const struct { int N, d, B, T, L; float im; } cases[] = {
-        { 4, 3, 2, 9, 9, 3.0f },     /* T = L */
-        { 6, 5, 3, 7, 12, 8.0f },    /* T < L: a prefix of the kernel */
-        { 3, 2, 1, 1, 5, 2.0f },     /* one position */
-        { 8, 4, 2, 40, 40, 20.0f },  /* growing modes over 40 steps: e^{Δ·Re Λ·39} up to e^{21} */
+    static const struct { int N, d, C, B, T, L; float im; } cases[] = {
+        { 4, 3, 1, 2, 9, 9, 3.0f },     /* T = L */
+        { 6, 5, 1, 3, 7, 12, 8.0f },    /* T < L: a prefix of the kernel */
+        { 3, 2, 1, 1, 1, 5, 2.0f },     /* one position */
+        { 8, 4, 1, 2, 40, 40, 20.0f },  /* growing modes over 40 steps: e^{Δ·Re Λ·39} up to e^{21} */
+        { 5, 3, 3, 2, 11, 14, 8.0f },   /* three kernels per channel */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char what[96];
-        snprintf(what, sizeof what, "N %d, d %d, B %d, T %d, L %d, |Im| <= %g", cases[i].N, cases[i].d, cases[i].B,
-                 cases[i].T, cases[i].L, cases[i].im);
-        Params p = random_params(cases[i].N, cases[i].d, cases[i].im, &r);
+        snprintf(what, sizeof what, "N %d, d %d, C %d, B %d, T %d, L %d, |Im| <= %g", cases[i].N, cases[i].d,
+                 cases[i].C, cases[i].B, cases[i].T, cases[i].L, cases[i].im);
+        Params p = random_params(cases[i].N, cases[i].d, cases[i].C, cases[i].im, &r);
         check_definition(what, &p, cases[i].T, cases[i].L);
         check_recurrence(what, &p, cases[i].B, cases[i].T, cases[i].L, &r);
         free_params(&p);

@@ -53,8 +53,8 @@ static double entry_flops(const TapeEntry *e, const Model *m) {
         double T = a->shape[1];
         return 2.0 * T * b->shape[0] * b->shape[1] + 2.0 * T * v->shape[0] * v->shape[1];
     }
-    case OP_CAUSAL_CONV:   /* u (B,T,d): T(T+1)/2 taps per channel and row */
-        return (double)a->shape[0] * a->shape[1] * (a->shape[1] + 1.0) * a->shape[2];
+    case OP_CAUSAL_CONV:   /* u (B,T,d), y (B,T,C·d): T(T+1)/2 taps per output column and row */
+        return (double)a->shape[0] * a->shape[1] * (a->shape[1] + 1.0) * e->out->shape[2];
     case OP_CAUSAL_CONV1D:   /* x (B,T,E), w (E,1,K): one multiply-add per tap */
         return 2.0 * (double)a->n * b->shape[2];
     case OP_SELECTIVE_SCAN:  /* u (B,T,E), A_log (E,N): state update (2) and C·h (1) per state */
@@ -124,6 +124,8 @@ int main(void) {
     check_model("dss, feed-forward blocks", &dss, 9);
     dss.dss.postact = DSS_POSTACT_GLU;
     check_model("dss, GLU, feed-forward blocks", &dss, 9);
+    dss.dss.channels = 3;
+    check_model("dss, 3 kernels per channel, GLU, feed-forward blocks", &dss, 9);
     CfgModel retnet = base_model();
     retnet.type = MODEL_RETNET;
     retnet.n_heads = 2;   /* even head width 6 */

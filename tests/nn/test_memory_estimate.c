@@ -27,6 +27,7 @@ typedef struct Case {
     CfgScore score;
     int dss_ff;   /* model.dss.ff */
     int dss_glu;  /* model.dss.postact glu */
+    int dss_channels;   /* model.dss.channels */
 } Case;
 
 static void run_case(const Case *k) {
@@ -44,6 +45,7 @@ static void run_case(const Case *k) {
     cfg.dropout = k->dropout;
     cfg.dss.ff = k->dss_ff;
     cfg.dss.postact = k->dss_glu ? DSS_POSTACT_GLU : DSS_POSTACT_NONE;
+    cfg.dss.channels = k->dss_channels;
     const int V = 11, C = 7;
     Model *m = model_create(&cfg, V, C, k->T, 1);
     CHECK(model_param_count(&cfg, V, C, k->T) == (double)m->params.total, "%s: param count %.0f, model has %ld",
@@ -90,23 +92,24 @@ static void test_arena_out_of_memory(void) {
 
 int main(void) {
     static const Case cases[] = {
-        { "softmax causal", MODEL_TRANSFORMER, ATTN_SOFTMAX, 1, 2, 1, 32, 8, 64, POS_LEARNED, 0, SCORE_DOT, 0, 0 },
-        { "softmax 4 heads", MODEL_TRANSFORMER, ATTN_SOFTMAX, 0, 2, 4, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "softmax long", MODEL_TRANSFORMER, ATTN_SOFTMAX, 1, 1, 2, 16, 2, 512, POS_SINUSOIDAL, 0, SCORE_DOT, 0, 0 },
+        { "softmax causal", MODEL_TRANSFORMER, ATTN_SOFTMAX, 1, 2, 1, 32, 8, 64, POS_LEARNED, 0, SCORE_DOT, 0, 0, 1 },
+        { "softmax 4 heads", MODEL_TRANSFORMER, ATTN_SOFTMAX, 0, 2, 4, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "softmax long", MODEL_TRANSFORMER, ATTN_SOFTMAX, 1, 1, 2, 16, 2, 512, POS_SINUSOIDAL, 0, SCORE_DOT, 0, 0, 1 },
         { "softmax unit_norm dropout", MODEL_TRANSFORMER, ATTN_SOFTMAX, 1, 2, 2, 64, 4, 32, POS_LEARNED, 0.1f,
-          SCORE_UNIT_NORM, 0, 0 },
-        { "softmax wide", MODEL_TRANSFORMER, ATTN_SOFTMAX, 1, 1, 1, 256, 4, 16, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "linear causal", MODEL_TRANSFORMER, ATTN_LINEAR, 1, 2, 2, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "linear bidirectional", MODEL_TRANSFORMER, ATTN_LINEAR, 0, 2, 2, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "sparse", MODEL_TRANSFORMER, ATTN_SPARSE, 1, 2, 2, 32, 4, 256, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "lstm", MODEL_LSTM, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "dss", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "dss feed-forward dropout", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0.1f, SCORE_DOT, 4, 0 },
-        { "dss GLU feed-forward", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0.1f, SCORE_DOT, 4, 1 },
-        { "retnet", MODEL_RETNET, ATTN_SOFTMAX, 1, 2, 2, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "retnet 4 heads dropout", MODEL_RETNET, ATTN_SOFTMAX, 1, 2, 4, 32, 4, 32, POS_NONE, 0.1f, SCORE_DOT, 0, 0 },
-        { "mamba", MODEL_MAMBA, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0 },
-        { "mamba dropout", MODEL_MAMBA, ATTN_SOFTMAX, 0, 2, 1, 64, 4, 32, POS_NONE, 0.1f, SCORE_DOT, 0, 0 },
+          SCORE_UNIT_NORM, 0, 0, 1 },
+        { "softmax wide", MODEL_TRANSFORMER, ATTN_SOFTMAX, 1, 1, 1, 256, 4, 16, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "linear causal", MODEL_TRANSFORMER, ATTN_LINEAR, 1, 2, 2, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "linear bidirectional", MODEL_TRANSFORMER, ATTN_LINEAR, 0, 2, 2, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "sparse", MODEL_TRANSFORMER, ATTN_SPARSE, 1, 2, 2, 32, 4, 256, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "lstm", MODEL_LSTM, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "dss", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "dss feed-forward dropout", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0.1f, SCORE_DOT, 4, 0, 1 },
+        { "dss GLU feed-forward", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0.1f, SCORE_DOT, 4, 1, 1 },
+        { "dss 4 kernels per channel, GLU", MODEL_DSS, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0.1f, SCORE_DOT, 4, 1, 4 },
+        { "retnet", MODEL_RETNET, ATTN_SOFTMAX, 1, 2, 2, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "retnet 4 heads dropout", MODEL_RETNET, ATTN_SOFTMAX, 1, 2, 4, 32, 4, 32, POS_NONE, 0.1f, SCORE_DOT, 0, 0, 1 },
+        { "mamba", MODEL_MAMBA, ATTN_SOFTMAX, 0, 2, 1, 32, 8, 64, POS_NONE, 0, SCORE_DOT, 0, 0, 1 },
+        { "mamba dropout", MODEL_MAMBA, ATTN_SOFTMAX, 0, 2, 1, 64, 4, 32, POS_NONE, 0.1f, SCORE_DOT, 0, 0, 1 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     test_arena_out_of_memory();

@@ -23,6 +23,7 @@ typedef struct Case {
     int embed_ln;
     int dss_ff;   /* model.dss.ff */
     int dss_glu;  /* model.dss.postact glu */
+    int dss_channels;   /* model.dss.channels */
 } Case;
 
 typedef struct Ctx {
@@ -64,6 +65,7 @@ static void run_case(const Case *k) {
     cfg.dss.d_state = 4;
     cfg.dss.ff = k->dss_ff;
     cfg.dss.postact = k->dss_glu ? DSS_POSTACT_GLU : DSS_POSTACT_NONE;
+    cfg.dss.channels = k->dss_channels;
     Ctx c = { .B = 2, .T = 5 };
     c.m = model_create(&cfg, 7, 3, c.T, 42);
     Rng r = rng_stream(5, 5);
@@ -117,20 +119,21 @@ static void run_case(const Case *k) {
 int main(void) {
     static const Case cases[] = {
 #define T_SM MODEL_TRANSFORMER, ATTN_SOFTMAX
-        { "dot, bidirectional, no pos",          T_SM, SCORE_DOT,       0, 1, 1, POS_NONE,       ACT_GELU_TANH, 0, 0, 0 },
-        { "dot, causal, learned, 2L 2H",         T_SM, SCORE_DOT,       1, 2, 2, POS_LEARNED,    ACT_GELU_TANH, 0, 0, 0 },
-        { "unit_norm, bidirectional, no pos",    T_SM, SCORE_UNIT_NORM, 0, 1, 1, POS_NONE,       ACT_GELU_TANH, 0, 0, 0 },
-        { "unit_norm, causal, sinusoidal 2L 2H", T_SM, SCORE_UNIT_NORM, 1, 2, 2, POS_SINUSOIDAL, ACT_GELU_ERF,  1, 0, 0 },
-        { "unit_norm, bidirectional, learned",   T_SM, SCORE_UNIT_NORM, 0, 2, 4, POS_LEARNED,    ACT_GELU_ERF,  1, 0, 0 },
-        { "linear elu+1, causal, 2L 2H",         MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0, 0, 0 },
-        { "linear elu+1, bidirectional",         MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, 0, 1, 2, POS_NONE,    ACT_GELU_TANH, 0, 0, 0 },
-        { "sparse, causal, 2L 2H",               MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0, 0, 0 },
-        { "lstm, 2 layers",                      MODEL_LSTM,        ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 0 },
-        { "dss, 2 layers",                       MODEL_DSS,         ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 0 },
-        { "dss, 2 layers, feed-forward blocks",  MODEL_DSS,         ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 2, 0 },
-        { "dss, 2 layers, GLU",                  MODEL_DSS,         ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 1 },
-        { "retnet, 2 layers, 2 heads",           MODEL_RETNET,      ATTN_SOFTMAX, SCORE_DOT, 1, 2, 2, POS_NONE,   ACT_GELU_ERF,  0, 0, 0 },
-        { "mamba, 2 layers",                     MODEL_MAMBA,       ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 0 },
+        { "dot, bidirectional, no pos",          T_SM, SCORE_DOT,       0, 1, 1, POS_NONE,       ACT_GELU_TANH, 0, 0, 0, 1 },
+        { "dot, causal, learned, 2L 2H",         T_SM, SCORE_DOT,       1, 2, 2, POS_LEARNED,    ACT_GELU_TANH, 0, 0, 0, 1 },
+        { "unit_norm, bidirectional, no pos",    T_SM, SCORE_UNIT_NORM, 0, 1, 1, POS_NONE,       ACT_GELU_TANH, 0, 0, 0, 1 },
+        { "unit_norm, causal, sinusoidal 2L 2H", T_SM, SCORE_UNIT_NORM, 1, 2, 2, POS_SINUSOIDAL, ACT_GELU_ERF,  1, 0, 0, 1 },
+        { "unit_norm, bidirectional, learned",   T_SM, SCORE_UNIT_NORM, 0, 2, 4, POS_LEARNED,    ACT_GELU_ERF,  1, 0, 0, 1 },
+        { "linear elu+1, causal, 2L 2H",         MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0, 0, 0, 1 },
+        { "linear elu+1, bidirectional",         MODEL_TRANSFORMER, ATTN_LINEAR, SCORE_DOT, 0, 1, 2, POS_NONE,    ACT_GELU_TANH, 0, 0, 0, 1 },
+        { "sparse, causal, 2L 2H",               MODEL_TRANSFORMER, ATTN_SPARSE, SCORE_DOT, 1, 2, 2, POS_LEARNED, ACT_GELU_TANH, 0, 0, 0, 1 },
+        { "lstm, 2 layers",                      MODEL_LSTM,        ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 0, 1 },
+        { "dss, 2 layers",                       MODEL_DSS,         ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 0, 1 },
+        { "dss, 2 layers, feed-forward blocks",  MODEL_DSS,         ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 2, 0, 1 },
+        { "dss, 2 layers, GLU",                  MODEL_DSS,         ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 1, 1 },
+        { "dss, 2 layers, 3 kernels per channel", MODEL_DSS,       ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 1, 3 },
+        { "retnet, 2 layers, 2 heads",           MODEL_RETNET,      ATTN_SOFTMAX, SCORE_DOT, 1, 2, 2, POS_NONE,   ACT_GELU_ERF,  0, 0, 0, 1 },
+        { "mamba, 2 layers",                     MODEL_MAMBA,       ATTN_SOFTMAX, SCORE_DOT, 1, 2, 1, POS_NONE,   ACT_GELU_TANH, 0, 0, 0, 1 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_exit("test_model");

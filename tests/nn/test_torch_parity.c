@@ -46,19 +46,20 @@ typedef struct Case {
     CfgAttentionType type;   /* softmax when left out */
     int dss_ff;              /* model.dss.ff (DSS cases) */
     int dss_glu;             /* model.dss.postact glu (DSS cases) */
+    int dss_channels;        /* model.dss.channels (0: 1, the default) */
 } Case;
 
 static const Case CASES[] = {
     { "match2-like: unit_norm beta 0.1, bidirectional, no positions, 1 head",
-      1, 1, SCORE_UNIT_NORM, 0.1f, 0, POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX, 0, 0 },
+      1, 1, SCORE_UNIT_NORM, 0.1f, 0, POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX, 0, 0, 0 },
     { "causal, dot, learned positions, 2 layers, 4 heads, gelu_tanh",
-      2, 4, SCORE_DOT, 1.0f, 1, POS_LEARNED, ACT_GELU_TANH, 0, ATTN_SOFTMAX, 0, 0 },
+      2, 4, SCORE_DOT, 1.0f, 1, POS_LEARNED, ACT_GELU_TANH, 0, ATTN_SOFTMAX, 0, 0, 0 },
     { "sinusoidal, gelu_erf, embed_layernorm, 2 heads, bidirectional, unit_norm beta 5",
-      2, 2, SCORE_UNIT_NORM, 5.0f, 0, POS_SINUSOIDAL, ACT_GELU_ERF, 1, ATTN_SOFTMAX, 0, 0 },
+      2, 2, SCORE_UNIT_NORM, 5.0f, 0, POS_SINUSOIDAL, ACT_GELU_ERF, 1, ATTN_SOFTMAX, 0, 0, 0 },
     { "linear attention (elu+1), causal, learned positions, 2 heads",
-      2, 2, SCORE_DOT, 1.0f, 1, POS_LEARNED, ACT_GELU_TANH, 0, ATTN_LINEAR, 0, 0 },
+      2, 2, SCORE_DOT, 1.0f, 1, POS_LEARNED, ACT_GELU_TANH, 0, ATTN_LINEAR, 0, 0, 0 },
     { "sparse attention (block 2), unit_norm beta 2, sinusoidal, 2 heads",
-      2, 2, SCORE_UNIT_NORM, 2.0f, 1, POS_SINUSOIDAL, ACT_GELU_TANH, 0, ATTN_SPARSE, 0, 0 },
+      2, 2, SCORE_UNIT_NORM, 2.0f, 1, POS_SINUSOIDAL, ACT_GELU_TANH, 0, ATTN_SPARSE, 0, 0, 0 },
 };
 
 /* The other model types: a Case (its attention fields unused), the type, and the
@@ -70,7 +71,7 @@ typedef struct ModelCase {
 } ModelCase;
 
 static const ModelCase MODEL_CASES[] = {
-    { { "dss: 2 blocks, 8 modes, dt in [0.01, 0.5]", 2, 1, SCORE_DOT, 1.0f, 1, POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX, 0, 0 },
+    { { "dss: 2 blocks, 8 modes, dt in [0.01, 0.5]", 2, 1, SCORE_DOT, 1.0f, 1, POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX, 0, 0, 0 },
       MODEL_DSS, "layers.0.layer.kernel.Lambda" },
     { { .name = "dss: 2 blocks, 8 modes, feed-forward blocks (model.dss.ff 2)", .layers = 2, .heads = 1,
         .score = SCORE_DOT, .beta = 1.0f, .causal = 1, .positional = POS_NONE, .activation = ACT_GELU_TANH,
@@ -78,13 +79,16 @@ static const ModelCase MODEL_CASES[] = {
     { { .name = "dss: 2 blocks, 8 modes, GLU after output_linear (model.dss.postact glu), feed-forward 2",
         .layers = 2, .heads = 1, .score = SCORE_DOT, .beta = 1.0f, .causal = 1, .positional = POS_NONE,
         .activation = ACT_GELU_TANH, .dss_ff = 2, .dss_glu = 1 }, MODEL_DSS, "layers.1.layer.output_linear.weight" },
+    { { .name = "dss: 2 blocks, 8 modes, 3 kernels per channel (model.dss.channels 3), GLU", .layers = 2, .heads = 1,
+        .score = SCORE_DOT, .beta = 1.0f, .causal = 1, .positional = POS_NONE, .activation = ACT_GELU_TANH,
+        .dss_glu = 1, .dss_channels = 3 }, MODEL_DSS, "layers.0.layer.kernel.W" },
     { { .name = "retnet, 2 layers, 4 heads (Dk 8), gelu_erf", .layers = 2, .heads = 4, .activation = ACT_GELU_ERF },
       MODEL_RETNET, "retnet.0.retention.q_proj.weight" },
     { { .name = "retnet, 1 layer, 2 heads, value_factor 2", .layers = 1, .heads = 2, .activation = ACT_GELU_TANH },
       MODEL_RETNET, "retnet.0.retention.k_proj.weight" },
     /* against the torch module's naive per-step scan */
     { { "mamba, 2 layers, d_state 4, dt_rank 3, expand 2, d_conv 4 (naive torch scan)", 2, 1, SCORE_DOT, 1.0f, 1,
-        POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX, 0, 0 }, MODEL_MAMBA, PERTURBED_MAMBA },
+        POS_NONE, ACT_GELU_TANH, 0, ATTN_SOFTMAX, 0, 0, 0 }, MODEL_MAMBA, PERTURBED_MAMBA },
 };
 
 static void make_config(Config *cfg, const Case *c, CfgModelType type) {
@@ -109,6 +113,7 @@ static void make_config(Config *cfg, const Case *c, CfgModelType type) {
     m->dss.d_state = 8, m->dss.dt_min = 0.01f, m->dss.dt_max = 0.5f;   /* phases Δ·Im Λ·t up to ~300 rad */
     m->dss.ff = c->dss_ff;
     m->dss.postact = c->dss_glu ? DSS_POSTACT_GLU : DSS_POSTACT_NONE;
+    m->dss.channels = c->dss_channels ? c->dss_channels : 1;
     if (type == MODEL_RETNET && c->layers == 1) m->retnet.value_factor = 2;
     if (type == MODEL_MAMBA) {
         m->n_heads = 1;

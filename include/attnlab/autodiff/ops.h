@@ -179,17 +179,19 @@ void ad_causal_mask(Tensor *mask);
 /* DSS (Gupta, Gu & Berant 2022, "Diagonal State Spaces are as Effective as
  * Structured State Spaces", §3.3 DSS-softmax; the formulas in ops_dss.c).
  * lambda (N, 2): Λ's real and imaginary parts, shared by the channels; log_dt (d, 2):
- * per channel log Δ of Re Λ and of Im Λ; w (…, d, N, 2) with d·N·2 elements: W → the
- * kernel K (T, d), K[l, c] = Re Σ_n W[c,n]·Λ_n⁻¹·softmax_{k<L}(ΔΛ_n·k)[l], normalised
- * over L ≥ T positions (computed in double).  Recorded as OP_DSS_KERNEL. */
+ * per feature log Δ of Re Λ and of Im Λ; w (C, d, N, 2): C kernels per feature → the
+ * kernel K (T, C·d), K[l, c] = Re Σ_n W[c,n]·Λ_n⁻¹·softmax_{k<L}(ΔΛ_n·k)[l] with Δ of
+ * feature c % d, normalised over L ≥ T positions (computed in double).  Recorded as
+ * OP_DSS_KERNEL. */
 Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T, int L);
-/* The same kernel as a recurrence, for decoding and tests: per channel c and mode n
- * (index c·N + n, complex as (re, im) pairs) z = e^{ΔΛ} and C with
- * K[l, c] = Re Σ_n C·z^l, i.e. x_l = z·x_{l−1} + u_l, y_l = Re Σ_n C·x_l. */
+/* The same kernel as a recurrence, for decoding and tests: per kernel column c < C·d
+ * and mode n (index c·N + n, complex as (re, im) pairs) z = e^{ΔΛ} and C with
+ * K[l, c] = Re Σ_n C·z^l, i.e. x_l = z·x_{l−1} + u_l, y_l = Re Σ_n C·x_l; z depends
+ * on the feature c % d only, so a feature's C columns can share one state x. */
 void    ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, int L, double *z, double *C);
-/* Causal depthwise convolution: u (B, T, d), k (T, d), D (d) or NULL → y (B, T, d),
- * y[b,t,c] = D[c]·u[b,t,c] + Σ_{s≤t} k[s,c]·u[b,t−s,c] (direct, O(T²·d) per row).
- * Recorded as OP_CAUSAL_CONV. */
+/* Causal depthwise convolution: u (B, T, d), k (T, C·d), D (C·d) or NULL → y (B, T, C·d),
+ * y[b,t,c] = D[c]·u[b,t,h] + Σ_{s≤t} k[s,c]·u[b,t−s,h], h = c % d: C kernels per
+ * feature (direct, O(T²·C·d) per row).  Recorded as OP_CAUSAL_CONV. */
 Tensor *ad_causal_conv(Tape *t, Tensor *u, Tensor *k, Tensor *D);
 /* ---- Mamba (Gu & Dao 2023, "Mamba: Linear-Time Sequence Modeling with Selective
  * State Spaces"; ops_norm.c, ops_gather.c, ops_mamba.c) ---------------------------- */

@@ -50,6 +50,7 @@ typedef struct CfgDss {
     float lr;                /* 0, or the base learning rate of the kernel's Λ, log Δ and W
                                 (the reference code's parameter group: 0.001) */
     CfgDssPostact postact;   /* none (the reference's DSS default) or glu */
+    int channels;            /* kernels per feature (the reference code's `channels`: 1) */
 } CfgDss;
 /* RetNet (Sun et al. 2023, "Retentive Network"): src/nn/retnet.c. */
 typedef struct CfgRetnet {
