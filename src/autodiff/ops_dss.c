@@ -264,7 +264,7 @@ Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T,
 /* u (B, T, d), y (B, T, C·d): y's column c = k·d + h reads u's feature h. */
 static void causal_conv_backward(TapeEntry *e) {
     Tensor *u = e->in[0], *k = e->in[1], *D = e->in[2], *y = e->out;
-    const int B = u->shape[0], T = u->shape[1], d = u->shape[2], cols = y->shape[2], C = cols / d;
+    const int B = u->shape[0], T = u->shape[1], d = u->shape[2], cols = y->shape[2];
     const float *dy = y->grad;
     if (u->grad) {
         int acc = tape_grad_acc(u);
@@ -273,12 +273,12 @@ static void causal_conv_backward(TapeEntry *e) {
                 float *du = u->grad + ((size_t)b * T + j) * d;
                 const float *dyj = dy + ((size_t)b * T + j) * cols;
                 if (!acc) memset(du, 0, (size_t)d * sizeof(float));
-                for (int kc = 0; kc < C; kc++) {
-                    const float *dyk = dyj + (size_t)kc * d;
+                for (int c0 = 0; c0 < cols; c0 += d) {   /* each of the feature's C kernels */
+                    const float *dyk = dyj + c0;
                     if (D)
-                        for (int h = 0; h < d; h++) du[h] += D->data[kc * d + h] * dyk[h];
+                        for (int h = 0; h < d; h++) du[h] += D->data[c0 + h] * dyk[h];
                     for (int s = 0; s < T - j; s++) {
-                        const float *ks = k->data + (size_t)s * cols + (size_t)kc * d, *dys = dyk + (size_t)s * cols;
+                        const float *ks = k->data + (size_t)s * cols + c0, *dys = dyk + (size_t)s * cols;
                         for (int h = 0; h < d; h++) du[h] += ks[h] * dys[h];
                     }
                 }
@@ -292,16 +292,16 @@ static void causal_conv_backward(TapeEntry *e) {
                 for (int s = 0; s <= t; s++) {
                     float *gk = k->grad + (size_t)s * cols;
                     const float *us = u->data + ((size_t)b * T + t - s) * d;
-                    for (int kc = 0; kc < cols; kc += d)
-                        for (int h = 0; h < d; h++) gk[kc + h] += dyt[kc + h] * us[h];
+                    for (int c0 = 0; c0 < cols; c0 += d)
+                        for (int h = 0; h < d; h++) gk[c0 + h] += dyt[c0 + h] * us[h];
                 }
             }
     }
     if (D && D->grad) {
         if (!tape_grad_acc(D)) memset(D->grad, 0, (size_t)cols * sizeof(float));
         for (long r = 0; r < (long)B * T; r++)
-            for (int kc = 0; kc < cols; kc += d)
-                for (int h = 0; h < d; h++) D->grad[kc + h] += dy[r * cols + kc + h] * u->data[r * d + h];
+            for (int c0 = 0; c0 < cols; c0 += d)
+                for (int h = 0; h < d; h++) D->grad[c0 + h] += dy[r * cols + c0 + h] * u->data[r * d + h];
     }
 }
 
@@ -314,11 +314,11 @@ Tensor *ad_causal_conv(Tape *t, Tensor *u, Tensor *k, Tensor *D) {
     for (int b = 0; b < B; b++)
         for (int i = 0; i < T; i++) {
             const float *ui = u->data + ((size_t)b * T + i) * d;
-            for (int kc = 0; kc < cols; kc += d) {   /* each feature's kc/d-th kernel */
-                float *yr = y->data + ((size_t)b * T + i) * cols + kc;
-                for (int h = 0; h < d; h++) yr[h] = D ? D->data[kc + h] * ui[h] : 0.0f;
+            for (int c0 = 0; c0 < cols; c0 += d) {   /* each feature's c0/d-th kernel */
+                float *yr = y->data + ((size_t)b * T + i) * cols + c0;
+                for (int h = 0; h < d; h++) yr[h] = D ? D->data[c0 + h] * ui[h] : 0.0f;
                 for (int s = 0; s <= i; s++) {
-                    const float *ks = k->data + (size_t)s * cols + kc, *us = ui - (size_t)s * d;
+                    const float *ks = k->data + (size_t)s * cols + c0, *us = ui - (size_t)s * d;
                     for (int h = 0; h < d; h++) yr[h] += ks[h] * us[h];
                 }
             }
