@@ -151,6 +151,7 @@ void ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, i
 typedef struct DssSaved {
     int T, L;
     double complex *s;   /* (DSS_MODE_BLOCK, T) powers of a block of modes */
+    double *pr, *pi;     /* (T, DSS_MODE_BLOCK) the same powers' real and imaginary parts */
     double *acc;         /* (N, 2) Λ's gradient, summed over channels */
     double complex *e;   /* (d, N, 2) every mode's e^b and e^{bL}, from the forward */
 } DssSaved;
@@ -176,6 +177,37 @@ static void mode_backward(const DssMode *m, double complex A0, double complex A1
     }
 }
 
+/* s (nb, T) → pr, pi (T, DSS_MODE_BLOCK), position-major with the modes side by side
+ * and the lanes past nb zero, so that the backward's sums over l run across a whole
+ * block of modes at once. */
+static void powers_by_position(const double complex *s, int nb, int T, double *pr, double *pi) {
+    for (int l = 0; l < T; l++)
+        for (int j = 0; j < DSS_MODE_BLOCK; j++) {
+            double complex v = j < nb ? s[(size_t)j * T + l] : 0;
+            pr[(size_t)l * DSS_MODE_BLOCK + j] = creal(v);
+            pi[(size_t)l * DSS_MODE_BLOCK + j] = cimag(v);
+        }
+}
+
+/* A0 = Σ_l g[l]·conj(e^{b m(l)}) and A1 = Σ_l m(l)·g[l]·conj(e^{b m(l)}) for a block of
+ * modes, g one kernel column's gradient (stride apart): the complex sums written out in
+ * real and imaginary parts (the same products and sums, in the same order, per mode);
+ * m(l) = m0 + dm·l, i.e. l or L − 1 − l. */
+static void column_sums(const float *g, size_t stride, int T, const double *pr, const double *pi, const double *m0,
+                        const double *dm, double complex *A0, double complex *A1) {
+    double a0r[DSS_MODE_BLOCK] = { 0 }, a0i[DSS_MODE_BLOCK] = { 0 };
+    double a1r[DSS_MODE_BLOCK] = { 0 }, a1i[DSS_MODE_BLOCK] = { 0 };
+    for (int l = 0; l < T; l++) {
+        const double gl = g[(size_t)l * stride], *sr = pr + (size_t)l * DSS_MODE_BLOCK, *si = pi + (size_t)l * DSS_MODE_BLOCK;
+        for (int j = 0; j < DSS_MODE_BLOCK; j++) {
+            double gr = gl * sr[j], gi = gl * -si[j], m = m0[j] + dm[j] * l;
+            a0r[j] += gr, a0i[j] += gi;
+            a1r[j] += m * gr, a1i[j] += m * gi;
+        }
+    }
+    for (int j = 0; j < DSS_MODE_BLOCK; j++) A0[j] = CMPLX(a0r[j], a0i[j]), A1[j] = CMPLX(a1r[j], a1i[j]);
+}
+
 static void dss_kernel_backward(TapeEntry *e) {
     Tensor *lambda = e->in[0], *log_dt = e->in[1], *w = e->in[2], *k = e->out;
     const DssSaved *sv = e->saved[0];
@@ -191,16 +223,12 @@ static void dss_kernel_backward(TapeEntry *e) {
             DssMode mb[DSS_MODE_BLOCK];
             for (int j = 0; j < nb; j++) mb[j] = dss_mode(lambda, log_dt, h, n0 + j, L, sv->e + 2 * ((size_t)h * d.N + n0 + j), 1);
             mode_powers(mb, nb, T, L, sv->s);   /* the same for the feature's C columns */
+            powers_by_position(sv->s, nb, T, sv->pr, sv->pi);
+            double m0[DSS_MODE_BLOCK] = { 0 }, dm[DSS_MODE_BLOCK] = { 0 };
+            for (int j = 0; j < nb; j++) m0[j] = mb[j].flip ? L - 1 : 0, dm[j] = mb[j].flip ? -1 : 1;
             for (int c = h; c < cols; c += d.d) {
-                double complex A0[DSS_MODE_BLOCK] = { 0 }, A1[DSS_MODE_BLOCK] = { 0 };
-                for (int l = 0; l < T; l++) {
-                    double g = k->grad[(size_t)l * cols + c];
-                    for (int j = 0; j < nb; j++) {   /* each mode's sums over l in order */
-                        double complex gs = g * conj(sv->s[(size_t)j * T + l]);
-                        A0[j] += gs;
-                        A1[j] += (mb[j].flip ? L - 1 - l : l) * gs;
-                    }
-                }
+                double complex A0[DSS_MODE_BLOCK], A1[DSS_MODE_BLOCK];
+                column_sums(k->grad + c, (size_t)cols, T, sv->pr, sv->pi, m0, dm, A0, A1);
                 const size_t i0 = (size_t)c * d.N + n0;   /* the block's first W */
                 for (int j = 0; j < nb; j++) {
                     mode_column(&mb[j], w, d, c, n0 + j);
@@ -251,6 +279,8 @@ Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T,
     }
     if (needs_grad) {
         sv.acc = tape_scratch(t, (size_t)2 * d.N * sizeof(double));
+        sv.pr = tape_scratch(t, (size_t)2 * T * DSS_MODE_BLOCK * sizeof(double));
+        sv.pi = sv.pr + (size_t)T * DSS_MODE_BLOCK;
         DssSaved *saved = tape_scratch(t, sizeof *saved);
         *saved = sv;
         ad_record(t, (TapeEntry){ .op = OP_DSS_KERNEL, .backward = dss_kernel_backward, .out = k,
