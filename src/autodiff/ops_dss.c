@@ -135,16 +135,19 @@ static int mode_block(int n0, int N) { return N - n0 < DSS_MODE_BLOCK ? N - n0 :
 
 void ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, int L, double *z, double *C) {
     DssDims d = dss_dims(lambda, log_dt, w);
-    for (int c = 0; c < d.C * d.d; c++)   /* z of column c is feature c % d's, the same for its C columns */
+    for (int h = 0; h < d.d; h++)
         for (int n = 0; n < d.N; n++) {
-            DssMode m = dss_mode(lambda, log_dt, c % d.d, n, L, NULL, 0);
-            mode_column(&m, w, d, c, n);
+            DssMode m = dss_mode(lambda, log_dt, h, n, L, NULL, 0);   /* once for the feature's C columns */
             /* K[l] = Re(coef·e^{b m(l)}) = Re(C·e^{a l}) with C = coef, or coef·e^{b(L−1)}
              * for a flipped mode (e^{b(L−1−l)} = e^{b(L−1)}·e^{a l}). */
-            double complex za = m.flip ? 1.0 / m.e1 : m.e1, Cn = m.flip ? m.coef * cexp(m.b * (L - 1)) : m.coef;
-            size_t i = 2 * ((size_t)c * d.N + n);
-            z[i] = creal(za), z[i + 1] = cimag(za);
-            C[i] = creal(Cn), C[i + 1] = cimag(Cn);
+            double complex za = m.flip ? 1.0 / m.e1 : m.e1, shift = m.flip ? cexp(m.b * (L - 1)) : 1;
+            for (int c = h; c < d.C * d.d; c += d.d) {
+                mode_column(&m, w, d, c, n);
+                double complex Cn = m.flip ? m.coef * shift : m.coef;
+                size_t i = 2 * ((size_t)c * d.N + n);
+                z[i] = creal(za), z[i + 1] = cimag(za);
+                C[i] = creal(Cn), C[i + 1] = cimag(Cn);
+            }
         }
 }
 
