@@ -22,7 +22,8 @@
 typedef struct SweepOpts {
     const char *config, *out;
     const char *sets[MAX_SETS];
-    int n_sets, jobs, quiet;
+    const char *only[MAX_SETS];           /* --only KEY=VALUE, as given */
+    int n_sets, n_only, jobs, quiet;
     int shard_i, shard_n;                 /* shard_n 0: no --shard */
     const char *merge[MAX_MERGE];
     int n_merge, merging;
@@ -32,7 +33,7 @@ typedef struct SweepOpts {
 
 static int usage(AlError *err, const char *what, const char *arg) {
     return al_fail(err, 2, "sweep: %s%s%s%s\n(usage: ./train sweep CONFIG.json [--set key=value]... [--out DIR] "
-                   "[--jobs N] [--shard I/N] [--quiet]  |  ./train sweep --merge DIR... [--out DIR])",
+                   "[--jobs N] [--shard I/N] [--only key=value]... [--quiet]  |  ./train sweep --merge DIR... [--out DIR])",
                    what, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
 }
 
@@ -65,6 +66,12 @@ static int parse_opts(int argc, char **argv, SweepOpts *o, AlError *err) {
             if (!more) return usage(err, "--set needs key.path=value", NULL);
             if (o->n_sets == MAX_SETS) return usage(err, "too many --set options", NULL);
             o->sets[o->n_sets++] = argv[++i];
+        } else if (!strcmp(a, "--only")) {
+            if (!more || !strchr(argv[i + 1], '='))
+                return usage(err, "--only needs an axis and one of its values, e.g. --only task.seq_len=400, got",
+                             more ? argv[i + 1] : "");
+            if (o->n_only == MAX_SETS) return usage(err, "too many --only options", NULL);
+            o->only[o->n_only++] = argv[++i];
         } else if (!strcmp(a, "--out")) {
             if (!more) return usage(err, "--out needs a folder", NULL);
             o->out = argv[++i];
@@ -91,7 +98,7 @@ static int parse_opts(int argc, char **argv, SweepOpts *o, AlError *err) {
             o->config = a;
         }
     }
-    if (o->merging && (o->config || o->n_sets || o->shard_n || o->jobs))
+    if (o->merging && (o->config || o->n_sets || o->n_only || o->shard_n || o->jobs))
         return usage(err, "--merge takes sweep folders (and --out, --quiet) only", NULL);
     if (o->merging && !o->n_merge) return usage(err, "--merge needs the sweep folders to gather", NULL);
     if (!o->merging && !o->config) return usage(err, "no config file given", NULL);
@@ -116,9 +123,76 @@ static int check_sets(const SweepOpts *o, const SweepSpec *s, AlError *err) {
     return 0;
 }
 
+/* ---- --only: the cells a run may start ------------------------------------------------------ */
+
+/* allow[a][v]: value v of axis a may run.  Values of one axis named by several
+ * --only options are alternatives; options on different axes must all hold; an
+ * axis no --only names allows every value. */
+typedef struct CellFilter { int n_only; unsigned char allow[SWEEP_MAX_AXES][SWEEP_MAX_VALUES]; } CellFilter;
+
+/* The axis value written as v: its JSON or its label, or the same number in
+ * another spelling (5e-4 for 0.0005).  −1: none. */
+static int axis_value_index(const SweepAxis *ax, const char *v) {
+    char *end;
+    double x = strtod(v, &end);
+    int numeric = end != v && !*end;
+    for (int i = 0; i < ax->n; i++)
+        if (!strcmp(v, ax->json[i]) || !strcmp(v, ax->label[i]) || (numeric && x == ax->num[i])) return i;
+    return -1;
+}
+
+/* "a, b, c": the axes' keys (axis −1) or one axis's values, for messages. */
+static void list_names(const SweepSpec *s, int axis, char *out, size_t n) {
+    size_t len = 0;
+    int count = axis < 0 ? s->n_axes : s->axes[axis].n;
+    out[0] = 0;
+    for (int i = 0; i < count && len < n; i++)
+        len += (size_t)snprintf(out + len, n - len, "%s%s", i ? ", " : "",
+                                axis < 0 ? s->axes[i].key : s->axes[axis].label[i]);
+}
+
+static int parse_only(const SweepOpts *o, const SweepSpec *s, CellFilter *f, AlError *err) {
+    int named[SWEEP_MAX_AXES] = {0};
+    char names[1024];
+    memset(f, 0, sizeof *f);
+    f->n_only = o->n_only;
+    for (int i = 0; i < o->n_only; i++) {
+        const char *opt = o->only[i], *eq = strchr(opt, '=');
+        int a = 0;
+        while (a < s->n_axes && (strlen(s->axes[a].key) != (size_t)(eq - opt) ||
+                                 strncmp(s->axes[a].key, opt, (size_t)(eq - opt))))
+            a++;
+        if (a == s->n_axes) {
+            list_names(s, -1, names, sizeof names);
+            return al_fail(err, 2, "--only %s: '%.*s' is not an axis of this sweep (sweep.axes in %s: %s)", opt,
+                           (int)(eq - opt), opt, o->config, names);
+        }
+        int v = axis_value_index(&s->axes[a], eq + 1);
+        if (v < 0) {
+            list_names(s, a, names, sizeof names);
+            return al_fail(err, 2, "--only %s: '%s' is not one of the values of sweep.axes[\"%s\"] in %s (%s)", opt,
+                           eq + 1, s->axes[a].key, o->config, names);
+        }
+        named[a] = 1;
+        f->allow[a][v] = 1;
+    }
+    for (int a = 0; a < s->n_axes; a++)
+        if (!named[a]) memset(f->allow[a], 1, sizeof f->allow[a]);
+    return 0;
+}
+
+static int filter_keeps(const CellFilter *f, const SweepSpec *s, long cell) {
+    int vi[SWEEP_MAX_AXES];
+    sweep_point_values(s, cell / s->n_seeds, vi);
+    for (int a = 0; a < s->n_axes; a++)
+        if (!f->allow[a][vi[a]]) return 0;
+    return 1;
+}
+
 typedef struct Sweep {
     Config base;
     SweepSpec spec;
+    CellFilter filter;                    /* --only (every cell when none is given) */
     char out[AL_PATH_MAX], exe[AL_PATH_MAX];
     char *base_json, *spec_json;          /* the two files every sweep folder holds */
 } Sweep;
@@ -166,6 +240,7 @@ static int load_config(Sweep *w, const SweepOpts *o, AlError *err) {
     if (!rc) rc = sweep_spec_parse(&w->spec, json, &w->base, o->config, err);
     free(json);
     if (!rc) rc = check_sets(o, &w->spec, err);
+    if (!rc) rc = parse_only(o, &w->spec, &w->filter, err);
     if (rc) return rc;
     w->spec_json = sweep_spec_to_json(&w->spec);
     int n = o->out ? snprintf(w->out, sizeof w->out, "%s", o->out)
@@ -185,15 +260,17 @@ static int write_sweep_files(const Sweep *w, AlError *err) {
 
 /* ---- the plan: which cells this run starts ---------------------------------------------- */
 
-typedef struct Plan { long *cells, n; int finished, resume; } Plan;
+typedef struct Plan { long *cells, n, selected; int finished, resume; } Plan;
 
-/* Cells of this shard that are not finished; a folder holding another config's run
- * stops everything before any cell starts. */
+/* Cells of this shard that --only keeps and that are not finished; a folder holding
+ * another config's run stops everything before any cell starts. */
 static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard_n, Plan *p, AlError *err) {
     memset(p, 0, sizeof *p);
     p->cells = al_calloc((size_t)w->spec.n_cells, sizeof *p->cells);
     for (long c = 0; c < w->spec.n_cells; c++) {
         if (shard_n && c % shard_n != shard_i) continue;
+        if (!filter_keeps(&w->filter, &w->spec, c)) continue;
+        p->selected++;
         char dir[AL_PATH_MAX], why[512];
         Config expect;
         if (sweep_cell_config(&w->spec, &w->base, c, &expect, err)) return err->code;
@@ -209,9 +286,12 @@ static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard
 
 static void print_plan(const Sweep *w, const SweepRun *run, const Plan *p, const char *where) {
     if (run->quiet) return;
-    printf("sweep: %ld cells (%ld points x %d seed%s)%s: %d finished, %d to resume, %ld to start; "
+    char only[64] = "";
+    if (w->filter.n_only) snprintf(only, sizeof only, ", %ld kept by --only", p->selected);
+    printf("sweep: %ld cells (%ld points x %d seed%s)%s%s: %d finished, %d to resume, %ld to start; "
            "%d worker%s; folder %s\n",
-           w->spec.n_cells, w->spec.n_points, w->spec.n_seeds, w->spec.n_seeds == 1 ? "" : "s", where, p->finished,
+           w->spec.n_cells, w->spec.n_points, w->spec.n_seeds, w->spec.n_seeds == 1 ? "" : "s", where, only,
+           p->finished,
            p->resume, p->n - p->resume,
            run->jobs, run->jobs == 1 ? "" : "s", w->out);
     fflush(stdout);

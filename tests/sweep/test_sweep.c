@@ -7,6 +7,8 @@
  *   - resume: a finished cell is not touched (mtimes), unfinished ones continue
  *     from their checkpoints, and the grid equals the uninterrupted one;
  *   - --shard 0/2 + --shard 1/2, then --merge, gives the unsharded grid;
+ *   - --only runs the cells it keeps, bit-identical to the whole sweep's, and the
+ *     whole sweep then runs only the rest;
  *   - a failing cell is recorded (exit code, log) and retried on the next run;
  *   - a task with test-row groups (Dyck) gets per-group columns and groups.svg;
  *   - SIGTERM reaches the workers, which checkpoint; the sweep exits 143;
@@ -241,6 +243,34 @@ static void test_shards(void) {
     EXPECT_OUTPUT("8 finished, 0 to resume, 0 to start");
 }
 
+/* --only runs the cells it keeps, each as the whole sweep would; the rest wait. */
+static void test_only(void) {
+    char O[300], cell[512];
+    snprintf(O, sizeof O, "%s/o", tmp);
+    CHECK(RUN("sweep", cfg, "--out", O, "--only", "model.attention.type=linear", "--only", "model.d_model=16") == 0,
+          "sweep --only failed");
+    EXPECT_OUTPUT("sweep: 8 cells (4 points x 2 seeds), 2 kept by --only: 0 finished, 0 to resume, 2 to start");
+    EXPECT_OUTPUT("sweep: 2 of 8 cells done, 0 failed, 6 pending");
+    for (int seed = 1; seed <= 2; seed++) {   /* the final loss to the last bit */
+        char a[1024], o[1024];
+        snprintf(cell, sizeof cell, "cells/attention.type=linear,d_model=16,seed=%d", seed);
+        snprintf(a, sizeof a, "%s/%s", A, cell);
+        snprintf(o, sizeof o, "%s/%s", O, cell);
+        CHECK(summary_number(a, "test_loss") == summary_number(o, "test_loss"),
+              "--only: %s ended otherwise than in the whole sweep", cell);
+    }
+    CHECK(!exists(in(O, "cells/attention.type=softmax,d_model=16,seed=1")) &&
+          !exists(in(O, "cells/attention.type=linear,d_model=8,seed=1")), "--only ran a cell it does not keep");
+    /* Values of one axis are alternatives; a number may be spelled another way. */
+    CHECK(RUN("sweep", cfg, "--out", O, "--only", "model.d_model=8.0", "--only", "model.d_model=16",
+              "--only", "model.attention.type=linear", "--quiet") == 0, "sweep --only with two values failed");
+    CHECK(exists(in(O, "cells/attention.type=linear,d_model=8,seed=2/summary.json")) &&
+          !exists(in(O, "cells/attention.type=softmax,d_model=8,seed=1")), "--only with two values of one axis");
+    CHECK(RUN("sweep", cfg, "--out", O) == 0, "the whole sweep after --only failed");
+    EXPECT_OUTPUT("8 cells (4 points x 2 seeds): 4 finished, 0 to resume, 4 to start");
+    same_grid(A, O);
+}
+
 static void test_failure(void) {
     char F[300];
     snprintf(F, sizeof F, "%s/f", tmp);
@@ -372,6 +402,16 @@ static void test_errors(void) {
     EXPECT_OUTPUT("sweep: --jobs needs a number of worker processes in 1..4096, got '0'");
     CHECK(RUN("sweep", cfg, "--shard", "2/2") == 2, "--shard 2/2");
     EXPECT_OUTPUT("sweep: --shard needs I/N with 0 <= I < N (e.g. --shard 0/4), got '2/2'");
+    CHECK(RUN("sweep", cfg, "--out", E, "--only", "16") == 2, "--only without a key");
+    EXPECT_OUTPUT("sweep: --only needs an axis and one of its values, e.g. --only task.seq_len=400, got '16'");
+    CHECK(RUN("sweep", cfg, "--out", E, "--only", "train.lr=0.01") == 2, "--only of a key that is not an axis");
+    EXPECT_OUTPUT("--only train.lr=0.01: 'train.lr' is not an axis of this sweep (sweep.axes in ");
+    EXPECT_OUTPUT(": model.attention.type, model.d_model)");
+    CHECK(RUN("sweep", cfg, "--out", E, "--only", "model.d_model=12") == 2, "--only of a value the axis lacks");
+    EXPECT_OUTPUT("--only model.d_model=12: '12' is not one of the values of sweep.axes[\"model.d_model\"] in ");
+    EXPECT_OUTPUT(" (8, 16)");
+    CHECK(RUN("sweep", "--merge", A, "--only", "model.d_model=8") == 2, "--merge with --only");
+    EXPECT_OUTPUT("sweep: --merge takes sweep folders (and --out, --quiet) only");
     CHECK(RUN("sweep", cfg, "--frobnicate") == 2, "unknown option");
     EXPECT_OUTPUT("sweep: unknown option '--frobnicate'");
     CHECK(RUN("sweep") == 2, "no config");
@@ -429,6 +469,7 @@ int main(void) {
     test_grid_and_jobs();
     test_resume();
     test_shards();
+    test_only();
     test_failure();
     test_interrupt();
     test_groups();
