@@ -291,9 +291,7 @@ static void print_plan(const Sweep *w, const SweepRun *run, const Plan *p, const
     printf("sweep: %ld cells (%ld points x %d seed%s)%s%s: %d finished, %d to resume, %ld to start; "
            "%d worker%s; folder %s\n",
            w->spec.n_cells, w->spec.n_points, w->spec.n_seeds, w->spec.n_seeds == 1 ? "" : "s", where, only,
-           p->finished,
-           p->resume, p->n - p->resume,
-           run->jobs, run->jobs == 1 ? "" : "s", w->out);
+           p->finished, p->resume, p->n - p->resume, run->jobs, run->jobs == 1 ? "" : "s", w->out);
     fflush(stdout);
 }
 
