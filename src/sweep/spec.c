@@ -36,11 +36,13 @@ const char *sweep_help(void) {
            "      reaching it (default 0.9)\n";
 }
 
-static int find_axis(const SweepSpec *s, const char *key) {
+int sweep_axis_of(const SweepSpec *s, const char *key, size_t len) {
     for (int a = 0; a < s->n_axes; a++)
-        if (!strcmp(s->axes[a].key, key)) return a;
+        if (strlen(s->axes[a].key) == len && !strncmp(s->axes[a].key, key, len)) return a;
     return -1;
 }
+
+static int find_axis(const SweepSpec *s, const char *key) { return sweep_axis_of(s, key, strlen(key)); }
 
 /* ---- the section's members ---------------------------------------------------------- */
 

@@ -158,11 +158,8 @@ static int parse_only(const SweepOpts *o, const SweepSpec *s, CellFilter *f, AlE
     f->n_only = o->n_only;
     for (int i = 0; i < o->n_only; i++) {
         const char *opt = o->only[i], *eq = strchr(opt, '=');
-        int a = 0;
-        while (a < s->n_axes && (strlen(s->axes[a].key) != (size_t)(eq - opt) ||
-                                 strncmp(s->axes[a].key, opt, (size_t)(eq - opt))))
-            a++;
-        if (a == s->n_axes) {
+        int a = sweep_axis_of(s, opt, (size_t)(eq - opt));
+        if (a < 0) {
             list_names(s, -1, names, sizeof names);
             return al_fail(err, 2, "--only %s: '%.*s' is not an axis of this sweep (sweep.axes in %s: %s)", opt,
                            (int)(eq - opt), opt, o->config, names);

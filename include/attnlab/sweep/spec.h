@@ -71,6 +71,8 @@ void sweep_spec_free(SweepSpec *s);
  * sweep.json; parsing it back gives the same spec (malloc'ed). */
 char *sweep_spec_to_json(const SweepSpec *s);
 
+/* The axis whose key is the first len characters of key, or −1. */
+int  sweep_axis_of(const SweepSpec *s, const char *key, size_t len);
 /* Point p's value index on every axis (vi has n_axes entries). */
 void sweep_point_values(const SweepSpec *s, long point, int *vi);
 /* Cell c's overrides: "key=json" per axis, then "seed=N" (n_axes + 1 strings in
