@@ -26,6 +26,7 @@
 #include "attnlab/sweep/spec.h"
 #include "attnlab/sweep/sweep.h"
 #include "attnlab/config/config.h"
+#include "attnlab/util/fpenv.h"
 #include "attnlab/util/fsutil.h"
 #include "attnlab/util/gemm.h"
 #include "attnlab/util/version.h"
@@ -241,6 +242,7 @@ static int cmd_distill(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     gemm_prefer_avx512_kernels(argv);   /* may re-execute this program once (util/gemm.h) */
+    fpenv_flush_denormals();            /* before any thread is made (util/fpenv.h) */
     if (argc < 2) {
         usage(stderr);
         return 2;

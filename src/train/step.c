@@ -3,6 +3,7 @@
 #include "attnlab/train/optim.h"
 #include "attnlab/util/error.h"
 
+#include "attnlab/util/fpenv.h"
 #include "attnlab/util/gemm.h"
 #include <pthread.h>
 #include <signal.h>
@@ -96,6 +97,7 @@ static inline void cpu_relax(void) {
 static void *worker_main(void *arg) {
     const struct WorkerArg *a = arg;
     StepWorkers *w = a->w;
+    fpenv_flush_denormals();
     /* SIGINT and SIGTERM go to the caller's thread, whose handler the trainer set. */
     sigset_t set;
     sigemptyset(&set);

@@ -15,6 +15,7 @@
 #include "attnlab/train/progress.h"
 #include "attnlab/train/runfolder.h"
 #include "attnlab/train/step.h"
+#include "attnlab/util/fpenv.h"
 #include "attnlab/util/fsutil.h"
 #include "attnlab/util/gemm.h"
 #include "attnlab/util/strbuf.h"
@@ -522,6 +523,7 @@ int train_write_data(const TrainOptions *opt, AlError *err) {
 }
 
 int train_run(const TrainOptions *opt, AlError *err) {
+    fpenv_flush_denormals();   /* util/fpenv.h: main() did too, a test may not */
     Run *r = al_calloc(1, sizeof *r);
     dirlock_init(&r->folder.lock);
     progress_init(&r->progress, opt->quiet);

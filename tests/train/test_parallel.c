@@ -13,7 +13,9 @@
  *   - evaluate_pool and evaluate_answers_pool equal evaluate and evaluate_answers
  *     bit for bit (loss, counts, per-group accuracy, answers after greedy decoding);
  *   - the trainer with train.threads 2: two runs, and N steps + --resume + N steps,
- *     are identical in every metric and in the training state. */
+ *     are identical in every metric and in the training state;
+ *   - every step worker flushes denormals (util/fpenv.h), whatever the mode of the
+ *     thread that made the pool. */
 #include "check.h"
 #include "testutil.h"
 #include "attnlab/data/task.h"
@@ -22,6 +24,7 @@
 #include "attnlab/train/optim.h"
 #include "attnlab/train/step.h"
 #include "attnlab/train/trainer.h"
+#include "attnlab/util/fpenv.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -378,7 +381,30 @@ static void check_trainer(void) {
     CHECK(system(cmd) == 0, "cleanup");
 }
 
+static void record_mode(void *ctx, int i) { ((int *)ctx)[i] = fpenv_flushing(); }
+
+/* Runs first, before anything sets the mode in this thread. */
+static void check_worker_mode(void) {
+    if (fpenv_flushing() < 0) return;   /* no such mode on this CPU */
+    CHECK(fpenv_flushing() == 0, "the test's thread flushes denormals before anything set it");
+    Model *m = make_model(&TU_MODEL_CASES[0], 5);
+    Arena arena;
+    arena_init(&arena, 1 << 16);
+    Tape tape;
+    tape_init(&tape, &arena);
+    StepPool pool;
+    step_pool_init(&pool, m, &tape, 3);
+    int modes[3] = { -2, -2, -2 };
+    step_pool_run(&pool, 3, record_mode, modes);
+    CHECK(modes[1] == 1 && modes[2] == 1, "step workers' modes %d %d: they must flush denormals", modes[1], modes[2]);
+    step_pool_free(&pool);
+    tape_free(&tape);
+    arena_free(&arena);
+    model_free(m);
+}
+
 int main(void) {
+    check_worker_mode();
     check_replica();
     check_steps();
     check_evaluation();
