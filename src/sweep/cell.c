@@ -51,10 +51,14 @@ CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t 
         snprintf(why, why_len, "holds a run of %ld steps, more than train.steps (%d)", done, expect->train.steps);
         return CELL_CONFLICT;
     }
-    if (done >= 0 && !cfg_first_difference(expect, &got) && done == expect->train.steps) return CELL_DONE;
+    /* train.threads says how a run was computed, not what it is: a sweep continued with
+     * another thread count keeps the cells it finished. */
+    Config same = got;
+    same.train.threads = expect->train.threads;
+    if (done >= 0 && !cfg_first_difference(expect, &same) && done == expect->train.steps) return CELL_DONE;
     /* A run that met its stop criterion is finished whatever train.steps says now:
      * raising the steps of a sweep must not retrain the cells that converged. */
-    Config longer = got;
+    Config longer = same;
     longer.train.steps = expect->train.steps;
     if (done >= 0 && early && !cfg_first_difference(expect, &longer)) return CELL_DONE;
     AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/train_state.safetensors", dir));

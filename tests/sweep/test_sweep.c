@@ -219,6 +219,10 @@ static void test_resume(void) {
     CHECK(RUN("sweep", cfg, "--out", C) == 0, "re-run of a finished sweep failed");
     EXPECT_OUTPUT("8 finished, 0 to resume, 0 to start");
     CHECK(mtime_ns(in(other, "summary.json")) == before, "a finished cell ran again");
+    /* Nor with another thread count: how the cells were computed, not what they are. */
+    CHECK(RUN("sweep", cfg, "--out", C, "--set", "train.threads=1") == 0, "re-run with train.threads=1 failed");
+    EXPECT_OUTPUT("8 finished, 0 to resume, 0 to start");
+    CHECK(mtime_ns(in(other, "summary.json")) == before, "a finished cell ran again with another thread count");
     same_grid(A, C);
 }
 
