@@ -259,15 +259,14 @@ static int write_sweep_files(const Sweep *w, AlError *err) {
 
 typedef struct Plan { long *cells, n, selected; int finished, resume; } Plan;
 
-/* Cells of this shard that --only keeps and that are not finished; a folder holding
- * another config's run stops everything before any cell starts. */
+/* Cells of this shard that --only keeps and that are not finished.  A folder holding
+ * another config's run stops everything before any cell starts, a cell --only leaves
+ * out too: the grid written at the end reads every cell. */
 static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard_n, Plan *p, AlError *err) {
     memset(p, 0, sizeof *p);
     p->cells = al_calloc((size_t)w->spec.n_cells, sizeof *p->cells);
     for (long c = 0; c < w->spec.n_cells; c++) {
         if (shard_n && c % shard_n != shard_i) continue;
-        if (!filter_keeps(&w->filter, &w->spec, c)) continue;
-        p->selected++;
         char dir[AL_PATH_MAX], why[512];
         Config expect;
         if (sweep_cell_config(&w->spec, &w->base, c, &expect, err)) return err->code;
@@ -275,6 +274,8 @@ static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard
         CellState st = cell_inspect(dir, &expect, why, sizeof why);
         if (st == CELL_CONFLICT)
             return al_fail(err, 2, "%s %s: delete that folder, or give the sweep another --out", dir, why);
+        if (!filter_keeps(&w->filter, &w->spec, c)) continue;
+        p->selected++;
         if (st == CELL_DONE) p->finished++;
         else p->cells[p->n++] = c, p->resume += st == CELL_RESUME;
     }

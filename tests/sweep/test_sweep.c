@@ -273,6 +273,17 @@ static void test_only(void) {
     CHECK(RUN("sweep", cfg, "--out", O) == 0, "the whole sweep after --only failed");
     EXPECT_OUTPUT("8 cells (4 points x 2 seeds): 4 finished, 0 to resume, 4 to start");
     same_grid(A, O);
+    /* A cell --only leaves out is still checked before anything starts: the grid
+     * written at the end reads it. */
+    char P[300], cmd[1024];
+    snprintf(P, sizeof P, "%s/p", tmp);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/cells/attention.type=softmax,d_model=8,seed=1' && echo '{' > "
+             "'%s/cells/attention.type=softmax,d_model=8,seed=1/config.json'", P, P);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    CHECK(RUN("sweep", cfg, "--out", P, "--only", "model.attention.type=linear") == 2,
+          "--only started cells beside a cell folder holding no valid config");
+    EXPECT_OUTPUT("attention.type=softmax,d_model=8,seed=1 has a config.json that is not a valid config");
+    CHECK(!exists(in(P, "cells/attention.type=linear,d_model=8,seed=1")), "a kept cell started before the check");
 }
 
 static void test_failure(void) {
