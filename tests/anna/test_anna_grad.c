@@ -209,7 +209,7 @@ static void test_model(int causal) {
         }
     char label[64];
     snprintf(label, sizeof label, "model, ANNA in layer 0, %s", causal ? "causal" : "bidirectional");
-    GcTol tol = { 3e-3f, 5e-5f, 1e-2f };   /* as test_model.c */
+    GcTol tol = { 3e-3f, 5e-5f, 1e-2f, 2 };   /* as test_model.c */
     GcResult res;
     CHECK(gradcheck(label, build_model, &c, leaves, n, tol, &res), "%s: %ld of %ld gradients off", label, res.n_bad,
           res.n_checked);

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const GcTol ANNA_TOL = { 0x1p-6f, 5e-5f, 1e-3f };
+static const GcTol ANNA_TOL = { 0x1p-6f, 5e-5f, 1e-3f, 2 };
 
 typedef struct AnnaCase {
     int B, H, T, D, Dv;

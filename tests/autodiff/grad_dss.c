@@ -16,8 +16,8 @@
 
 #include <stdlib.h>
 
-static const GcTol KERNEL_TOL = { 0x1p-7f, 1e-4f, 1e-3f };
-static const GcTol CONV_TOL = { 0x1p-4f, 1e-4f, 1e-3f };
+static const GcTol KERNEL_TOL = { 0x1p-7f, 1e-4f, 1e-3f, 2 };
+static const GcTol CONV_TOL = { 0x1p-4f, 1e-4f, 1e-3f, 2 };
 
 typedef struct KernelCase { int N, d, T, L; uint64_t seed; int C; } KernelCase;
 

@@ -31,7 +31,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static const GcTol EFF_TOL = { 0x1p-6f, 5e-5f, 1e-3f };
+static const GcTol EFF_TOL = { 0x1p-6f, 5e-5f, 1e-3f, 2 };
 /* Largest den_sensitivity() a linear-attention case may have (see there). */
 static const double MAX_SENS = 3.0;
 

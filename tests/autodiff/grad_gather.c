@@ -9,11 +9,11 @@
 
 #include <stdio.h>
 
-static const GcTol GATHER_TOL = { 1e-2f, 1e-5f, 1e-4f };
+static const GcTol GATHER_TOL = { 1e-2f, 1e-5f, 1e-4f, 2 };
 
 /* The reshape → matmul case takes matmul's tolerance (see grad_linalg.c): there
  * the float32 GEMM's rounding, not the view, sets the error. */
-static const GcTol RESHAPE_MATMUL_TOL = { 1e-2f, 1e-4f, 1e-3f };
+static const GcTol RESHAPE_MATMUL_TOL = { 1e-2f, 1e-4f, 1e-3f, 2 };
 
 /* ------------------------------------------------------------------------------ */
 

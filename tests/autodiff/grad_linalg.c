@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-static const GcTol LINALG_TOL = { 1e-2f, 1e-4f, 1e-3f };
+static const GcTol LINALG_TOL = { 1e-2f, 1e-4f, 1e-3f, 2 };
 
 /* ------------------------------------------------------------------------------ */
 

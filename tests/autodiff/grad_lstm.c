@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const GcTol LSTM_TOL = { 0x1p-8f, 1e-4f, 1e-3f };
+static const GcTol LSTM_TOL = { 0x1p-8f, 1e-4f, 1e-3f, 2 };
 
 typedef struct LstmCase {
     int B, T, In, H;

@@ -26,9 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const GcTol RMS_TOL = { 0x1p-6f, 1e-4f, 1e-3f };
-static const GcTol LIN_TOL = { 1e-2f, 1e-4f, 1e-3f };
-static const GcTol SCAN_TOL = { 0x1p-7f, 1e-4f, 1e-3f };
+static const GcTol RMS_TOL = { 0x1p-6f, 1e-4f, 1e-3f, 2 };
+static const GcTol LIN_TOL = { 1e-2f, 1e-4f, 1e-3f, 2 };
+static const GcTol SCAN_TOL = { 0x1p-7f, 1e-4f, 1e-3f, 2 };
 
 /* ---- rmsnorm ------------------------------------------------------------------ */
 

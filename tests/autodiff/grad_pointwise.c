@@ -24,12 +24,12 @@
 
 static GcTol pw_tol(OpKind op) {
     switch (op) {
-    case OP_MEAN: return (GcTol){ 0x1p-4f, 2e-6f, 1e-5f };
+    case OP_MEAN: return (GcTol){ 0x1p-4f, 2e-6f, 1e-5f, 2 };
     case OP_GELU:
     case OP_ELU:
     case OP_SILU:
-    case OP_GLU:  return (GcTol){ 0x1p-7f, 1e-4f, 1e-3f };
-    default:      return (GcTol){ 0x1p-4f, 2e-5f, 1e-5f };
+    case OP_GLU:  return (GcTol){ 0x1p-7f, 1e-4f, 1e-3f, 2 };
+    default:      return (GcTol){ 0x1p-4f, 2e-5f, 1e-5f, 2 };
     }
 }
 

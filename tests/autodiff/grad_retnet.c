@@ -24,7 +24,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static const GcTol RET_TOL = { 0x1p-6f, 5e-5f, 1e-3f };
+static const GcTol RET_TOL = { 0x1p-6f, 5e-5f, 1e-3f, 2 };
 static const double KINK_MARGIN = 0.05;
 
 typedef struct RetCase { int B, T, H, Dk, Dv; float range; uint64_t seed; } RetCase;

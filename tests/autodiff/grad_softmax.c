@@ -21,8 +21,8 @@
 #include <math.h>
 #include <stdio.h>
 
-static const GcTol SOFTMAX_TOL = { 1e-2f, 2e-5f, 1e-3f };
-static const GcTol CE_TOL = { 1e-2f, 1e-6f, 1e-3f };
+static const GcTol SOFTMAX_TOL = { 1e-2f, 2e-5f, 1e-3f, 2 };
+static const GcTol CE_TOL = { 1e-2f, 1e-6f, 1e-3f, 2 };
 
 /* The case's tolerance, with the exact power-of-two step for logits around 100. */
 static GcTol tol_for(GcTol tol, float lo) {

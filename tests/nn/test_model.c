@@ -88,7 +88,7 @@ static void run_case(const Case *k) {
     /* float32 through ~20 ops.  eps 3e-3: with 1e-2 the truncation error of the
      * unit-norm paths (curvature of x/‖x‖ on 2-wide heads) reached 2e-4; at 3e-3 the
      * worst error is ~2e-5 while the loss's rounding noise (~1e-7/2eps) stays ~1e-5. */
-    GcTol tol = { 3e-3f, 5e-5f, 1e-2f };
+    GcTol tol = { 3e-3f, 5e-5f, 1e-2f, 2 };
     GcResult res;
     int ok = gradcheck(k->label, build, &c, leaves, ps->n, tol, &res);
     CHECK(ok, "%s: %ld of %ld parameter gradients off (max abs err %.2e)", k->label, res.n_bad,
