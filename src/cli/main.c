@@ -10,7 +10,7 @@
  *   ./train curve SWEEP_DIR… --x AXIS --out FILE.svg [--metric M]
  *   ./train mc CONFIG.json [--out DIR] [--quiet]
  *   ./train bench [--rounds N]
- *   ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--only K=V]… [--quiet]
+ *   ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--only K=V]… [--seeds S,S…] [--quiet]
  *   ./train sweep --merge DIR… [--out DIR]
  *   ./train --help | --help-config | --version
  *
@@ -88,11 +88,13 @@ static void usage(FILE *f) {
         "  ./train bench [--rounds N]      time training steps against sgemm (see bench/README.md)\n"
         "  ./train bench attention [--max-n N] [--out DIR]\n"
         "                                  one attention layer's time vs N: softmax, ANNA, linear, sparse\n"
-        "  ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--only K=V]… [--quiet]\n"
+        "  ./train sweep CONFIG.json [--set …] [--out DIR] [--jobs N] [--shard I/N] [--only K=V]…\n"
+        "                [--seeds S,S…] [--quiet]\n"
         "                                  a grid of runs from the config's \"sweep\" section: one run\n"
         "                                  folder per cell, grid.csv/json, heatmaps, summary.md;\n"
         "                                  re-runs resume; --only runs the cells whose axis K has\n"
-        "                                  value V first (README: Sweeps and grids)\n"
+        "                                  value V first; --seeds replaces sweep.seeds, e.g. to add\n"
+        "                                  seeds to a finished folder (README: Sweeps and grids)\n"
         "  ./train sweep --merge DIR… [--out DIR]\n"
         "                                  gather --shard folders into one grid\n"
         "  ./train --help                  this text\n"

@@ -10,7 +10,10 @@
 #include "attnlab/util/fsutil.h"
 #include "files.h"
 
+#include <cJSON.h>
+
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,8 @@ typedef struct SweepOpts {
     const char *only[MAX_SETS];           /* --only KEY=VALUE, as given */
     int n_sets, n_only, jobs, quiet;
     int shard_i, shard_n;                 /* shard_n 0: no --shard */
+    uint64_t seeds[SWEEP_MAX_SEEDS];      /* --seeds: replace sweep.seeds (n_seeds 0: no --seeds) */
+    int n_seeds;
     const char *merge[MAX_MERGE];
     int n_merge, merging;
 } SweepOpts;
@@ -33,7 +38,7 @@ typedef struct SweepOpts {
 
 static int usage(AlError *err, const char *what, const char *arg) {
     return al_fail(err, 2, "sweep: %s%s%s%s\n(usage: ./train sweep CONFIG.json [--set key=value]... [--out DIR] "
-                   "[--jobs N] [--shard I/N] [--only key=value]... [--quiet]  |  ./train sweep --merge DIR... [--out DIR])",
+                   "[--jobs N] [--shard I/N] [--only key=value]... [--seeds S,S...] [--quiet]  |  ./train sweep --merge DIR... [--out DIR])",
                    what, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
 }
 
@@ -55,6 +60,28 @@ static int parse_shard(const char *s, SweepOpts *o) {
     if (end == rest || *end || n < 1 || n > 100000 || i < 0 || i >= n) return -1;
     o->shard_i = (int)i, o->shard_n = (int)n;
     return 0;
+}
+
+/* --seeds 1,2,3: the seeds, as sweep.seeds would list them. */
+static int parse_seeds(const char *s, SweepOpts *o, AlError *err) {
+    const char *p = s;
+    o->n_seeds = 0;
+    for (;;) {
+        char *end;
+        errno = 0;
+        unsigned long long v = *p >= '0' && *p <= '9' ? strtoull(p, &end, 10) : 0;
+        if (p[0] < '0' || p[0] > '9' || errno || v > (1ULL << 53) || (*end && *end != ','))
+            return usage(err, "--seeds needs integers in [0, 9007199254740992] separated by commas, e.g. "
+                         "--seeds 1,2,3, got", s);
+        for (int j = 0; j < o->n_seeds; j++)
+            if (o->seeds[j] == v)
+                return al_fail(err, 2, "sweep: --seeds %s: seed %llu is listed twice", s, v);
+        if (o->n_seeds == SWEEP_MAX_SEEDS)
+            return al_fail(err, 2, "sweep: --seeds %s: at most %d seeds", s, SWEEP_MAX_SEEDS);
+        o->seeds[o->n_seeds++] = v;
+        if (!*end) return 0;
+        p = end + 1;
+    }
 }
 
 static int parse_opts(int argc, char **argv, SweepOpts *o, AlError *err) {
@@ -83,6 +110,9 @@ static int parse_opts(int argc, char **argv, SweepOpts *o, AlError *err) {
             if (!more || parse_shard(argv[i + 1], o))
                 return usage(err, "--shard needs I/N with 0 <= I < N (e.g. --shard 0/4), got", more ? argv[i + 1] : "");
             i++;
+        } else if (!strcmp(a, "--seeds")) {
+            if (!more) return usage(err, "--seeds needs the seeds, e.g. --seeds 1,2,3", NULL);
+            if (parse_seeds(argv[++i], o, err)) return err->code;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (!strcmp(a, "--merge")) {
@@ -98,7 +128,7 @@ static int parse_opts(int argc, char **argv, SweepOpts *o, AlError *err) {
             o->config = a;
         }
     }
-    if (o->merging && (o->config || o->n_sets || o->n_only || o->shard_n || o->jobs))
+    if (o->merging && (o->config || o->n_sets || o->n_only || o->shard_n || o->jobs || o->n_seeds))
         return usage(err, "--merge takes sweep folders (and --out, --quiet) only", NULL);
     if (o->merging && !o->n_merge) return usage(err, "--merge needs the sweep folders to gather", NULL);
     if (!o->merging && !o->config) return usage(err, "no config file given", NULL);
@@ -107,19 +137,52 @@ static int parse_opts(int argc, char **argv, SweepOpts *o, AlError *err) {
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
+/* The key of "--set KEY=VALUE" is `key`: leading blanks, then key, then '=' or a blank. */
+static int set_names(const char *set, const char *key, int prefix_ok) {
+    size_t n = strlen(key);
+    while (*set == ' ') set++;
+    return !strncmp(set, key, n) && (set[n] == '=' || set[n] == ' ' || (prefix_ok && set[n] == '.'));
+}
+
+/* The sweep section is the grid itself: --set would reach it only as an unknown key. */
+static int check_section_sets(const SweepOpts *o, AlError *err) {
+    for (int i = 0; i < o->n_sets; i++)
+        if (set_names(o->sets[i], "sweep", 1))
+            return al_fail(err, 2, "--set %s: the sweep section is not changed by --set: edit it in %s, or choose "
+                           "its cells with --only KEY=VALUE and its seeds with --seeds 1,2,3", o->sets[i], o->config);
+    return 0;
+}
+
 /* An override of a key the sweep varies would be silently replaced per cell. */
 static int check_sets(const SweepOpts *o, const SweepSpec *s, AlError *err) {
-    for (int i = 0; i < o->n_sets; i++)
-        for (int a = 0; a < s->n_axes; a++) {
-            size_t n = strlen(s->axes[a].key);
-            const char *set = o->sets[i];
-            while (*set == ' ') set++;
-            if (!strncmp(set, s->axes[a].key, n) && (set[n] == '=' || set[n] == ' '))
+    for (int i = 0; i < o->n_sets; i++) {
+        for (int a = 0; a < s->n_axes; a++)
+            if (set_names(o->sets[i], s->axes[a].key, 0))
                 return al_fail(err, 2, "--set %s: %s is a sweep axis (sweep.axes in %s), which sets it per cell",
                                o->sets[i], s->axes[a].key, o->config);
-            if (!strncmp(set, "seed", 4) && (set[4] == '=' || set[4] == ' '))
-                return al_fail(err, 2, "--set %s: the seeds come from sweep.seeds in %s", o->sets[i], o->config);
-        }
+        if (set_names(o->sets[i], "seed", 0))
+            return al_fail(err, 2, "--set %s: the seeds come from sweep.seeds in %s, or from --seeds 1,2,3",
+                           o->sets[i], o->config);
+    }
+    return 0;
+}
+
+/* --seeds: the section's "seeds" replaced, before it is parsed like any other. */
+static int replace_seeds(char **json, const SweepOpts *o) {
+    cJSON *section = cJSON_Parse(*json);
+    if (!cJSON_IsObject(section)) {   /* sweep_spec_parse reports it */
+        cJSON_Delete(section);
+        return 0;
+    }
+    cJSON *seeds = cJSON_CreateArray();
+    for (int i = 0; i < o->n_seeds; i++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)o->seeds[i]));
+    cJSON_DeleteItemFromObjectCaseSensitive(section, "seeds");
+    cJSON_AddItemToObject(section, "seeds", seeds);
+    char *text = cJSON_PrintUnformatted(section);
+    cJSON_Delete(section);
+    if (!text) return -1;
+    free(*json);
+    *json = text;
     return 0;
 }
 
@@ -228,10 +291,15 @@ static int check_out_length(const Sweep *w, int out_len, const char *what, AlErr
 
 static int load_config(Sweep *w, const SweepOpts *o, AlError *err) {
     char *json = NULL;
+    if (check_section_sets(o, err)) return err->code;
     if (cfg_load_sweep(&w->base, o->config, o->sets, o->n_sets, &json, err)) return err->code;
     if (!json)
         return al_fail(err, 2, "%s: no 'sweep' section: ./train sweep needs one, e.g. \"sweep\": {\"axes\": "
                        "{\"model.d_model\": [16, 32]}, \"seeds\": [1, 2]} (README: Sweeps and grids)", o->config);
+    if (o->n_seeds && replace_seeds(&json, o)) {
+        free(json);
+        return al_fail(err, 1, "sweep: out of memory replacing the seeds");
+    }
     w->base_json = cfg_to_json(&w->base);
     int rc = load_base_text(w, o->config, err);
     if (!rc) rc = sweep_spec_parse(&w->spec, json, &w->base, o->config, err);
@@ -278,6 +346,71 @@ static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard
         p->selected++;
         if (st == CELL_DONE) p->finished++;
         else p->cells[p->n++] = c, p->resume += st == CELL_RESUME;
+    }
+    return 0;
+}
+
+/* "1, 2, 3" */
+static void seed_list(const uint64_t *seeds, int n, const char *sep, char *out, size_t size) {
+    size_t len = 0;
+    out[0] = 0;
+    for (int i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(out + len, size - len, "%s%" PRIu64, i ? sep : "", seeds[i]);
+}
+
+static int has_seed(const uint64_t *seeds, int n, uint64_t seed) {
+    for (int i = 0; i < n; i++)
+        if (seeds[i] == seed) return 1;
+    return 0;
+}
+
+/* A cell folder of `seed` at any point of the grid, or 0: its name in `name`. */
+static int seed_has_cells(const Sweep *w, uint64_t seed, char *name, size_t size) {
+    SweepSpec one = w->spec;   /* the grid with that seed alone (axes shared, not freed) */
+    one.seeds[0] = seed, one.n_seeds = 1, one.n_cells = one.n_points;
+    for (long p = 0; p < one.n_points; p++) {
+        char dir[AL_PATH_MAX];
+        sweep_cell_name(&one, p, name, size);
+        if (snprintf(dir, sizeof dir, "%s/cells/%s", w->out, name) < (int)sizeof dir && sweep_exists(dir)) return 1;
+    }
+    return 0;
+}
+
+/* The seeds the folder's sweep.json lists (none when it has no readable one). */
+static int folder_seeds(const char *out, uint64_t *seeds, AlError *err) {
+    char path[AL_PATH_MAX];
+    if (al_path_fmt(path, sizeof path, err, "%s/sweep.json", out)) return -1;
+    char *text = al_read_file(path, NULL);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(j, "seeds");
+    int n = 0;
+    for (const cJSON *v = cJSON_IsArray(list) ? list->child : NULL; v && n < SWEEP_MAX_SEEDS; v = v->next)
+        if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0)
+            seeds[n++] = (uint64_t)v->valuedouble;
+    cJSON_Delete(j);
+    free(text);
+    return n;
+}
+
+/* Seeds the folder's sweep.json lists and this sweep does not (another --seeds, an
+ * edited sweep.seeds): their cells would drop out of the grid, so a folder holding
+ * any stops the sweep before anything is written. */
+static int check_kept_seeds(const Sweep *w, AlError *err) {
+    const SweepSpec *s = &w->spec;
+    uint64_t keep[2 * SWEEP_MAX_SEEDS];
+    int n_old = folder_seeds(w->out, keep, err);
+    if (n_old < 0) return err->code;
+    for (int i = 0; i < n_old; i++) {
+        char name[SWEEP_NAME_MAX], now[1400], all[2800];
+        if (has_seed(s->seeds, s->n_seeds, keep[i]) || !seed_has_cells(w, keep[i], name, sizeof name)) continue;
+        int n_keep = n_old;   /* the folder's seeds, then this sweep's new ones */
+        for (int j = 0; j < s->n_seeds; j++)
+            if (!has_seed(keep, n_old, s->seeds[j])) keep[n_keep++] = s->seeds[j];
+        seed_list(s->seeds, s->n_seeds, ", ", now, sizeof now);
+        seed_list(keep, n_keep, ",", all, sizeof all);
+        return al_fail(err, 2, "%s holds runs of seed %" PRIu64 " (%s/cells/%s), which this sweep's seeds (%s) "
+                       "leave out: its grid would no longer list them.  Keep the seed (--seeds %s: finished cells "
+                       "do not run again), or give the sweep another --out", w->out, keep[i], w->out, name, now, all);
     }
     return 0;
 }
@@ -353,6 +486,7 @@ static int run_local(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) 
     DirLock lock;
     int rc = lock_folder(w, o->shard_n > 0, &lock, err);
     if (!rc) rc = make_plan(w, run, o->shard_i, o->shard_n, &p, err);
+    if (!rc) rc = check_kept_seeds(w, err);
     if (!rc) rc = write_sweep_files(w, err);
     if (rc) {
         free(p.cells);
@@ -383,6 +517,7 @@ static int run_mpi(Sweep *w, SweepRun *run, const SweepOpts *o, AlError *err) {
         snprintf(where, sizeof where, ", %d MPI ranks", size);
         rc = lock_folder(w, 0, &lock, err);
         if (!rc) rc = make_plan(w, run, 0, 0, &p, err);
+        if (!rc) rc = check_kept_seeds(w, err);
         if (!rc) rc = write_sweep_files(w, err);
         if (!rc) print_plan(w, run, &p, where);
     }

@@ -9,6 +9,8 @@
  *   - --shard 0/2 + --shard 1/2, then --merge, gives the unsharded grid;
  *   - --only runs the cells it keeps, bit-identical to the whole sweep's, and the
  *     whole sweep then runs only the rest;
+ *   - --seeds replaces sweep.seeds: added seeds run into a finished folder, bit-identical
+ *     to a sweep of those seeds alone, and a list that drops a seed with runs is refused;
  *   - a failing cell is recorded (exit code, log) and retried on the next run;
  *   - a task with test-row groups (Dyck) gets per-group columns and groups.svg;
  *   - SIGTERM reaches the workers, which checkpoint; the sweep exits 143;
@@ -286,6 +288,67 @@ static void test_only(void) {
     CHECK(!exists(in(P, "cells/attention.type=linear,d_model=8,seed=1")), "a kept cell started before the check");
 }
 
+/* --seeds replaces sweep.seeds.  A finished folder grows by the seeds added, each
+ * cell as a sweep of that seed alone runs it; seeds whose runs the folder holds
+ * cannot be left out (the grid would lose them). */
+static void test_seeds(void) {
+    char N[300], D[300], cmd[1024], cell[256], n_cell[600], d_cell[600];
+    snprintf(N, sizeof N, "%s/n", tmp);
+    snprintf(D, sizeof D, "%s/d", tmp);
+    snprintf(cell, sizeof cell, "cells/attention.type=linear,d_model=8,seed=3");
+    CHECK(RUN("sweep", cfg, "--out", N, "--seeds", "3", "--only", "model.attention.type=linear",
+              "--only", "model.d_model=8") == 0, "sweep --seeds 3 failed");
+    EXPECT_OUTPUT("sweep: 4 cells (4 points x 1 seed), 1 kept by --only: 0 finished, 0 to resume, 1 to start");
+    char *spec = read_in(N, "sweep.json");
+    CHECK(spec && strstr(spec, "\"seeds\":\t[3]"), "sweep.json seeds:\n%s", spec ? spec : "(none)");
+    free(spec);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", A, D);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    CHECK(RUN("sweep", cfg, "--out", D, "--seeds", "1,2,3", "--only", "model.attention.type=linear",
+              "--only", "model.d_model=8") == 0, "sweep --seeds 1,2,3 over a finished folder failed");
+    EXPECT_OUTPUT("sweep: 12 cells (4 points x 3 seeds), 3 kept by --only: 2 finished, 0 to resume, 1 to start");
+    EXPECT_OUTPUT("sweep: 9 of 12 cells done, 0 failed, 3 pending");
+    snprintf(n_cell, sizeof n_cell, "%s/%s", N, cell);
+    snprintf(d_cell, sizeof d_cell, "%s/%s", D, cell);
+    CHECK(summary_number(n_cell, "test_loss") == summary_number(d_cell, "test_loss"),
+          "seed 3 ended otherwise beside seeds 1 and 2 than alone");
+    char *csv = read_in(D, "grid.csv");
+    CHECK(csv && strstr(csv, "\nlinear,8,3,0,0,") && strstr(csv, "\nsoftmax,8,2,0,1,"), "grid.csv:\n%s",
+          csv ? csv : "(none)");
+    free(csv);
+    /* Leaving out a seed whose runs the folder holds: refused, nothing written. */
+    long before = mtime_ns(in(D, "sweep.json"));
+    CHECK(RUN("sweep", cfg, "--out", D, "--seeds", "2,3") == 2, "--seeds dropping seed 1 of a folder accepted");
+    EXPECT_OUTPUT(" holds runs of seed 1 (");
+    EXPECT_OUTPUT("/cells/attention.type=softmax,d_model=8,seed=1), which this sweep's seeds (2, 3) leave out: its "
+                  "grid would no longer list them.  Keep the seed (--seeds 1,2,3: finished cells do not run again), "
+                  "or give the sweep another --out");
+    CHECK(mtime_ns(in(D, "sweep.json")) == before, "a refused sweep rewrote sweep.json");
+    CHECK(RUN("sweep", cfg, "--out", N) == 2, "the config's seeds, dropping the folder's seed 3, accepted");
+    EXPECT_OUTPUT("which this sweep's seeds (1, 2) leave out");
+    EXPECT_OUTPUT("Keep the seed (--seeds 3,1,2: ");
+    /* The option itself. */
+    const char *bad[] = { "", "1,,2", "x", "-1", "1.5", "2,", "9007199254740993", NULL };
+    for (int i = 0; bad[i]; i++) {
+        CHECK(RUN("sweep", cfg, "--out", N, "--seeds", bad[i]) == 2, "--seeds '%s' accepted", bad[i]);
+        char want[200];
+        snprintf(want, sizeof want, "sweep: --seeds needs integers in [0, 9007199254740992] separated by commas, "
+                 "e.g. --seeds 1,2,3, got '%s'", bad[i]);
+        EXPECT_OUTPUT(want);
+    }
+    CHECK(RUN("sweep", cfg, "--out", N, "--seeds", "4,5,4") == 2, "a repeated seed accepted");
+    EXPECT_OUTPUT("sweep: --seeds 4,5,4: seed 4 is listed twice");
+    char many[400];
+    int len = 0;
+    for (int i = 0; i < 65; i++) len += snprintf(many + len, sizeof many - len, "%s%d", i ? "," : "", i);
+    CHECK(RUN("sweep", cfg, "--out", N, "--seeds", many) == 2, "65 seeds accepted");
+    EXPECT_OUTPUT(": at most 64 seeds");
+    CHECK(RUN("sweep", cfg, "--seeds") == 2, "--seeds without a value");
+    EXPECT_OUTPUT("sweep: --seeds needs the seeds, e.g. --seeds 1,2,3");
+    CHECK(RUN("sweep", "--merge", A, "--seeds", "1") == 2, "--merge with --seeds");
+    EXPECT_OUTPUT("sweep: --merge takes sweep folders (and --out, --quiet) only");
+}
+
 static void test_failure(void) {
     char F[300];
     snprintf(F, sizeof F, "%s/f", tmp);
@@ -410,6 +473,10 @@ static void test_errors(void) {
     EXPECT_OUTPUT("--set model.d_model=32: model.d_model is a sweep axis (sweep.axes in ");
     CHECK(RUN("sweep", cfg, "--out", E, "--set", "seed=3") == 2, "--set seed accepted");
     EXPECT_OUTPUT("--set seed=3: the seeds come from sweep.seeds in ");
+    EXPECT_OUTPUT(", or from --seeds 1,2,3");
+    CHECK(RUN("sweep", cfg, "--out", E, "--set", "sweep.seeds=[3]") == 2, "--set of the sweep section accepted");
+    EXPECT_OUTPUT("--set sweep.seeds=[3]: the sweep section is not changed by --set: edit it in ");
+    EXPECT_OUTPUT(", or choose its cells with --only KEY=VALUE and its seeds with --seeds 1,2,3");
     CHECK(RUN("sweep", cfg, "--out", E, "--set", "train.lr=-1") == 2, "bad --set accepted");
     EXPECT_OUTPUT("--set train.lr=-1: train.lr: must be > 0, got -1");
     CHECK(!exists(E), "a refused sweep wrote its folder");
@@ -485,6 +552,7 @@ int main(void) {
     test_resume();
     test_shards();
     test_only();
+    test_seeds();
     test_failure();
     test_interrupt();
     test_groups();
