@@ -72,6 +72,9 @@ static void usage(FILE *f) {
         "                                  per-position predictions (default DIR: RUN_DIR/inspect)\n"
         "        [--anna best|\"L,Z;…\" [--grid DIR] [--draw K]]   and ANNA's collision maps of that\n"
         "                                  distilled cell (its hash draw K) beside the softmax maps\n"
+        "  ./train overlap RUN_DIR [--steps N] [--set eval.key=value] [--json]\n"
+        "                                  how many test examples the run also trained on (a stream\n"
+        "                                  is replayed from its seed for summary.json's steps or N)\n"
         "  ./train curve RUN_DIR           (re)draw RUN_DIR/curve.svg from its metrics.jsonl\n"
         "  ./train curve RUN_DIR… --out FILE.svg [--metric token_acc|seq_acc|answer_acc|test_loss]\n"
         "                                  the runs' test metric (default token_acc) vs step, one\n"
@@ -273,7 +276,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "distill")) return cmd_distill(argc, argv);
     if (!strcmp(argv[1], "curve")) return cmd_curve(argc, argv);
     static const struct { const char *name; int (*fn)(int, char **, AlError *); } USE[] = {
-        { "eval", cli_eval }, { "generate", cli_generate }, { "inspect", cli_inspect } };
+        { "eval", cli_eval }, { "generate", cli_generate }, { "inspect", cli_inspect },
+        { "overlap", cli_overlap } };
     for (size_t i = 0; i < sizeof USE / sizeof USE[0]; i++)
         if (!strcmp(argv[1], USE[i].name)) {
             AlError err = {0};

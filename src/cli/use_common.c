@@ -32,6 +32,7 @@ static int take_value(UseArgs *a, const char *opt, const char *v, AlError *err) 
     if (!strcmp(opt, "--example")) return parse_count(a->cmd, opt, v, &a->example, err);
     if (!strcmp(opt, "--max-new")) return parse_count(a->cmd, opt, v, &a->max_new, err);
     if (!strcmp(opt, "--draw")) return parse_count(a->cmd, opt, v, &a->draw, err);
+    if (!strcmp(opt, "--steps")) return parse_count(a->cmd, opt, v, &a->steps, err);
     const char **slot = !strcmp(opt, "--data")   ? &a->data
                         : !strcmp(opt, "--out")  ? &a->out
                         : !strcmp(opt, "--anna") ? &a->anna
@@ -45,7 +46,7 @@ static int take_value(UseArgs *a, const char *opt, const char *v, AlError *err) 
 int use_parse(int argc, char **argv, const char *allowed, UseArgs *a, AlError *err) {
     memset(a, 0, sizeof *a);
     a->cmd = argv[0];
-    a->example = -1;
+    a->example = a->steps = -1;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (s[0] != '-') {

@@ -13,6 +13,7 @@ typedef struct UseArgs {
     const char *anna, *grid;       /* inspect --anna CELL, --grid DIR */
     const char *sets[USE_MAX_SETS];
     int n_sets, json, example, max_new, draw;
+    int steps;                     /* overlap --steps; −1 when not given */
 } UseArgs;
 
 /* Parses argv (argv[0] the command) into a; `allowed` lists the options the

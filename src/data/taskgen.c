@@ -17,11 +17,11 @@ static void sample_row(const TaskGen *g, TaskSplit split, Rng *rng, int *tokens,
     if (info) *info = (RowInfo){ ex.len, ex.prompt_len, ex.answer_start, ex.answer_len, ex.group };
 }
 
-/* The dedup key of a row: the prompt (or everything), −1 after it. */
-static void row_key(const TaskGen *g, const int *tokens, const RowInfo *info, int *key) {
-    int n = g->key_is_prompt ? info->prompt_len : info->len;
+void taskgen_row_key(const TaskGen *g, const int *tokens, const RowInfo *info, int key_len, int *key) {
+    int n = g->key_is_prompt && info->prompt_len > 0 ? info->prompt_len : info->len;
+    AL_ASSERT(n >= 0 && n <= key_len);
     memcpy(key, tokens, (size_t)n * sizeof(int));
-    for (int i = n; i < g->max_len; i++) key[i] = -1;
+    for (int i = n; i < key_len; i++) key[i] = -1;
 }
 
 /* A large budget spent on a space too small for n distinct rows would run for
@@ -50,7 +50,7 @@ int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const Se
         sample_row(g, split, rng, tok, tgt, &out->info[have]);
         draws++;
         doomed = draws % DOOMED_EVERY == 0 && cannot_finish(have, n, draws, budget);
-        row_key(g, tok, &out->info[have], key);
+        taskgen_row_key(g, tok, &out->info[have], g->max_len, key);
         if ((exclude && seqset_contains(exclude, key)) || !seqset_add(&seen, key)) continue;
         if (keys) seqset_add(keys, key);
         have++;
@@ -74,7 +74,7 @@ void taskgen_add_keys(const TaskGen *g, const Dataset *d, SeqSet *keys) {
     int *key = al_malloc((size_t)g->max_len * sizeof(int));
     for (int r = 0; r < d->n; r++) {
         RowInfo whole = { .len = d->seq_len, .prompt_len = d->seq_len };
-        row_key(g, dataset_tokens(d, r), d->info ? &d->info[r] : &whole, key);
+        taskgen_row_key(g, dataset_tokens(d, r), d->info ? &d->info[r] : &whole, g->max_len, key);
         seqset_add(keys, key);
     }
     free(key);
@@ -85,4 +85,22 @@ void taskgen_batch(const TaskGen *g, TaskSplit split, Rng *rng, Batch *b) {
     b->multilabel = g->multilabel;
     for (int r = 0; r < b->batch; r++)
         sample_row(g, split, rng, b->tokens + (size_t)r * b->seq_len, b->targets + (size_t)r * b->seq_len, NULL);
+}
+
+long taskgen_count_drawn(const TaskGen *g, TaskSplit split, Rng *rng, long n, const SeqSet *keys, SeqSet *hit) {
+    int *tok = al_malloc((size_t)g->max_len * sizeof(int)), *tgt = al_malloc((size_t)g->max_len * sizeof(int));
+    int *key = al_malloc((size_t)keys->seq_len * sizeof(int));
+    long found = 0;
+    for (long i = 0; i < n; i++) {
+        RowInfo info;
+        sample_row(g, split, rng, tok, tgt, &info);
+        taskgen_row_key(g, tok, &info, keys->seq_len, key);
+        if (!seqset_contains(keys, key)) continue;
+        found++;
+        if (hit) seqset_add(hit, key);
+    }
+    free(key);
+    free(tgt);
+    free(tok);
+    return found;
 }

@@ -8,19 +8,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The folder exists and holds config.json and model.safetensors. */
-static int check_folder(const char *dir, AlError *err) {
+/* The folder exists and holds config.json (and model.safetensors when with_model). */
+static int check_folder(const char *dir, int with_model, AlError *err) {
     struct stat st;
     char path[AL_PATH_MAX];
     if (stat(dir, &st) != 0)
         return al_fail(err, 2, "cannot open the run folder '%s': %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode)) return al_fail(err, 2, "'%s' is not a run folder (not a folder)", dir);
     static const char *const NEED[] = { "config.json", "model.safetensors" };
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 1 + with_model; i++) {
         AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/%s", dir, NEED[i]));
         if (stat(path, &st) != 0)
-            return al_fail(err, 2, "'%s' is not a finished run folder: cannot open '%s': %s", dir, path,
-                           strerror(errno));
+            return al_fail(err, 2, "'%s' is not %s: cannot open '%s': %s", dir,
+                           with_model ? "a finished run folder" : "a run folder", path, strerror(errno));
     }
     return 0;
 }
@@ -34,10 +34,12 @@ static int check_sets(const char *const *sets, int n_sets, AlError *err) {
     return 0;
 }
 
-int runload_open(LoadedRun *r, const char *dir, const char *const *sets, int n_sets, AlError *err) {
+/* The run's config and datasets; its model too when with_model. */
+static int open_run(LoadedRun *r, const char *dir, const char *const *sets, int n_sets, int with_model,
+                    AlError *err) {
     memset(r, 0, sizeof *r);
     char model_path[AL_PATH_MAX];
-    if (al_path_check(dir, AL_FOLDER_ROOM, "the run folder", err) || check_folder(dir, err) ||
+    if (al_path_check(dir, AL_FOLDER_ROOM, "the run folder", err) || check_folder(dir, with_model, err) ||
         check_sets(sets, n_sets, err))
         return err->code;
     snprintf(r->dir, sizeof r->dir, "%s", dir);
@@ -46,12 +48,21 @@ int runload_open(LoadedRun *r, const char *dir, const char *const *sets, int n_s
     if (cfg_load(&r->cfg, r->config_path, sets, n_sets, err)) return err->code;
     TaskSpec spec;
     if (task_build_from(cfg_task_spec(&r->cfg, &spec), r->config_path, &r->data, err)) return err->code;
+    if (!with_model) return 0;
     r->model = model_create(&r->cfg.model, r->data.vocab_size, r->data.n_classes, r->data.seq_len, r->cfg.seed);
     if (checkpoint_load_model(model_path, r->model, err)) {
         runload_close(r);
         return err->code;
     }
     return 0;
+}
+
+int runload_open(LoadedRun *r, const char *dir, const char *const *sets, int n_sets, AlError *err) {
+    return open_run(r, dir, sets, n_sets, 1, err);
+}
+
+int runload_open_data(LoadedRun *r, const char *dir, const char *const *sets, int n_sets, AlError *err) {
+    return open_run(r, dir, sets, n_sets, 0, err);
 }
 
 void runload_close(LoadedRun *r) {

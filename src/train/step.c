@@ -17,6 +17,8 @@ void step_next_batch(const TaskData *td, Sampler *s, Rng *stream, Batch *b) {
     else sampler_next_batch(s, &td->train, b);
 }
 
+Rng step_data_stream(uint64_t seed) { return rng_stream(seed, 0x73747265616d /* "stream" */); }
+
 Tensor *step_loss(Tape *t, Tensor *logits, const int *targets, int multilabel) {
     return multilabel ? ad_bce_multilabel(t, logits, targets) : ad_cross_entropy(t, logits, targets);
 }

@@ -327,10 +327,11 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     r->tape.rng = rng_stream(r->cfg.seed, 0x64726f70 /* "drop" */);
     step_pool_init(&r->pool, r->model, &r->tape, r->threads);
     if (!r->data.streaming) sampler_init(&r->sampler, r->data.train.n, rng_stream(r->cfg.seed, 0x73616d70 /* "samp" */));
-    r->st.data_rng = rng_stream(r->cfg.seed, 0x73747265616d /* "stream" */);
+    r->st.data_rng = step_data_stream(r->cfg.seed);
     batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.streaming ? r->data.gen.max_len : r->data.train.seq_len);
     r->st.target_step = -1;
     r->saved_step = r->model_step = r->logged_step = -1;
+    testhook_dump_rows("test", r->data.test.tokens, r->data.test.n, r->data.test.seq_len);
     if (!opt->resume) return 0;
     if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
     if (opt->pause_at && opt->pause_at <= r->st.step)
@@ -400,6 +401,7 @@ static int nonfinite_step(Run *r, double loss, double norm, AlError *err) {
 static int train_step(Run *r, float *lr_out, AlError *err) {
     float lr = optim_lr(&r->cfg.train, (int)r->st.step);
     step_next_batch(&r->data, &r->sampler, &r->st.data_rng, &r->batch);
+    testhook_dump_rows("train", r->batch.tokens, r->batch.batch, r->batch.seq_len);
     double norm, loss = step_gradients_pool(&r->pool, &r->batch, NULL, &norm);
     if (testhook_nan_step(r->st.step + 1)) loss = NAN;
     *lr_out = lr;

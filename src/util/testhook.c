@@ -49,3 +49,15 @@ void testhook_write_boundary(const char *what, const char *path) {
     }
     if (env_long("ATTNLAB_TEST_KILL_AT_WRITE") == k) raise(SIGKILL);
 }
+
+void testhook_dump_rows(const char *tag, const int *tokens, int rows, int seq_len) {
+    const char *path = getenv("ATTNLAB_TEST_DUMP_ROWS");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f) return;
+    for (long r = 0; r < rows; r++) {
+        fputs(tag, f);
+        for (int i = 0; i < seq_len; i++) fprintf(f, " %d", tokens[r * seq_len + i]);
+        fputc('\n', f);
+    }
+    fclose(f);
+}

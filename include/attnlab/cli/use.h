@@ -3,6 +3,7 @@
  *   ./train eval RUN_DIR [--data FILE.jsonl] [--set eval.key=value]… [--json] [--out FILE]
  *   ./train generate RUN_DIR [--prompt "tokens…" | --data FILE.jsonl] [--max-new N]
  *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR] [--anna CELL [--grid DIR] [--draw K]]
+ *   ./train overlap RUN_DIR [--steps N] [--set eval.key=value]… [--json]
  *
  * Each loads RUN_DIR/config.json and RUN_DIR/model.safetensors (train/runload.h)
  * and rebuilds the run's datasets, so "the test set" is the run's own.  argv[0] is
@@ -33,5 +34,12 @@ int cli_generate(int argc, char **argv, AlError *err);
  * into --out DIR (default RUN_DIR/inspect).  With --anna, also the ANNA collision
  * maps of the distilled layers (src/cli/inspect_anna.h). */
 int cli_inspect(int argc, char **argv, AlError *err);
+
+/* How many of the run's test examples (eval.test_size may be raised with --set) its
+ * training also contains, by the keys that keep datasets distinct (data/overlap.h):
+ * a fixed training set is compared row by row; a stream is replayed from the run's
+ * seed for the steps of RUN_DIR/summary.json (or --steps N, e.g. for a run still
+ * training) × train.batch_size rows.  Prints text, or JSON with --json; writes nothing. */
+int cli_overlap(int argc, char **argv, AlError *err);
 
 #endif

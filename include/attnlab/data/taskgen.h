@@ -52,4 +52,15 @@ void taskgen_add_keys(const TaskGen *g, const Dataset *d, SeqSet *keys);
 /* Fills every row of b (b->seq_len == max_len) with a fresh example. */
 void taskgen_batch(const TaskGen *g, TaskSplit split, Rng *rng, Batch *b);
 
+/* The dedup key of a row drawn from g (or, with g->key_is_prompt 0, of any row):
+ * its prompt for chain of thought, else its info->len real tokens, then −1 up to
+ * key_len (≥ that length). */
+void taskgen_row_key(const TaskGen *g, const int *tokens, const RowInfo *info, int key_len, int *key);
+
+/* Draws n examples of `split` from *rng exactly as taskgen_batch draws them (the
+ * same rows in the same order, whatever the batch size), keeps none, and returns
+ * how many have a key in `keys` (keys->seq_len ≥ max_len); those keys are added to
+ * `hit` when it is not NULL.  A streaming run's training rows, replayed. */
+long taskgen_count_drawn(const TaskGen *g, TaskSplit split, Rng *rng, long n, const SeqSet *keys, SeqSet *hit);
+
 #endif

@@ -26,6 +26,9 @@ typedef struct LoadedRun {
  * or model.safetensors (code 2), a config or weights that do not load (the loaders'
  * codes).  On error *r is released. */
 int  runload_open(LoadedRun *r, const char *dir, const char *const *sets, int n_sets, AlError *err);
+/* runload_open without the model (r->model stays NULL): a folder with config.json
+ * only, e.g. a committed result whose weights are not kept. */
+int  runload_open_data(LoadedRun *r, const char *dir, const char *const *sets, int n_sets, AlError *err);
 void runload_close(LoadedRun *r);
 
 /* Reads a JSONL file (data/README.md) for this run's model: token ids must be in

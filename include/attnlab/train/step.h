@@ -35,6 +35,10 @@
  * or, for a streaming task, fresh examples drawn from *stream (s unused). */
 void step_next_batch(const TaskData *td, Sampler *s, Rng *stream, Batch *b);
 
+/* The rng a streaming run of this seed draws its training examples from, from
+ * step 1 on (its state is in every checkpoint): `./train overlap` replays it. */
+Rng step_data_stream(uint64_t seed);
+
 /* The training loss of logits (B, T, C) against targets (B, T): the mean softmax
  * cross-entropy over scored positions, or for a multi-label task (Batch and
  * Dataset .multilabel, e.g. eq_ncp) the mean per-class binary cross-entropy

@@ -15,6 +15,10 @@
  *                                    a checkpoint is being saved;
  *   ATTNLAB_TEST_TRACE_WRITES=1      every write boundary prints "write boundary K: WHAT
  *                                    PATH" to stderr (how a test counts them).
+ *   ATTNLAB_TEST_DUMP_ROWS=FILE      training appends its test set ("test t0 t1 …", one
+ *                                    line per padded row) when it starts and every
+ *                                    training batch ("train …") as it draws it, so a
+ *                                    test can check `./train overlap` by brute force.
  *
  * Write boundaries, numbered from 1 in the order a process reaches them: in every
  * atomic write, "temp" (the temporary file is complete and synced, not yet renamed)
@@ -37,5 +41,7 @@ void testhook_write_boundary(const char *what, const char *path);
 /* 1 if the next write boundary is one the tests act on (a caller that must do extra
  * work to create the boundary, e.g. split a line in two, asks first). */
 int testhook_boundaries_active(void);
+/* Appends rows × seq_len tokens to ATTNLAB_TEST_DUMP_ROWS (no-op when unset). */
+void testhook_dump_rows(const char *tag, const int *tokens, int rows, int seq_len);
 
 #endif

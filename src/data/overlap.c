@@ -1,0 +1,53 @@
+/* overlap.c — see overlap.h. */
+#include "attnlab/data/overlap.h"
+
+#include <stdlib.h>
+
+/* A row's key (taskgen_row_key), whole rows when d has no info. */
+static void dataset_row_key(const TaskGen *g, const Dataset *d, int r, int key_len, int *key) {
+    RowInfo whole = { .len = d->seq_len };
+    taskgen_row_key(g, dataset_tokens(d, r), d->info ? &d->info[r] : &whole, key_len, key);
+}
+
+/* Adds d's keys to set. */
+static void add_keys(const TaskGen *g, const Dataset *d, SeqSet *set, int *key) {
+    for (int r = 0; r < d->n; r++) {
+        dataset_row_key(g, d, r, set->seq_len, key);
+        seqset_add(set, key);
+    }
+}
+
+/* Rows of d whose key is in set; with hit, their keys are added there. */
+static long count_in(const TaskGen *g, const Dataset *d, const SeqSet *set, SeqSet *hit, int *key) {
+    long n = 0;
+    for (int r = 0; r < d->n; r++) {
+        dataset_row_key(g, d, r, set->seq_len, key);
+        if (!seqset_contains(set, key)) continue;
+        n++;
+        if (hit) seqset_add(hit, key);
+    }
+    return n;
+}
+
+void overlap_measure(const TaskData *td, Rng *stream, long stream_rows, Overlap *o) {
+    const TaskGen *g = &td->gen;
+    int key_len = td->test.seq_len > td->train.seq_len ? td->test.seq_len : td->train.seq_len;
+    if (td->streaming && g->max_len > key_len) key_len = g->max_len;
+    int *key = al_malloc((size_t)key_len * sizeof(int));
+    SeqSet test, hit;
+    seqset_init(&test, key_len, td->test.n);
+    seqset_init(&hit, key_len, 0);
+    add_keys(g, &td->test, &test, key);
+    *o = (Overlap){ .streaming = td->streaming, .by_prompt = g->key_is_prompt, .test_rows = td->test.n };
+    if (td->streaming) {
+        o->train_rows = stream_rows;
+        o->train_rows_in_test = taskgen_count_drawn(g, SPLIT_TRAIN, stream, stream_rows, &test, &hit);
+    } else {
+        o->train_rows = td->train.n;
+        o->train_rows_in_test = count_in(g, &td->train, &test, &hit, key);
+    }
+    o->test_rows_in_train = (int)count_in(g, &td->test, &hit, NULL, key);
+    seqset_free(&hit);
+    seqset_free(&test);
+    free(key);
+}

@@ -1,0 +1,125 @@
+#!/bin/sh
+# overlap.sh — `./train overlap RUN_DIR` counts the test examples a run also trained
+# on, and its counts equal a brute-force count over the rows training really drew
+# (ATTNLAB_TEST_DUMP_ROWS, util/testhook.h: the test set and every training batch):
+#   - a streaming index lookup run over a small space, paused half way and resumed
+#     (the stream continues from the checkpoint): test rows seen and training rows
+#     that are test rows, both > 0, for the whole run and for --steps N (the first N
+#     batches);
+#   - a streaming chain-of-thought run (arith, keyed by prompt; the rest of a row is
+#     a function of its prompt, so whole rows compare the same);
+#   - a fixed training set: 0 of each, and none of the batches holds a test row;
+#   - a run folder without model.safetensors works (committed results keep none);
+#   - the documented errors: no summary.json without --steps, --steps on a fixed
+#     set, a folder without config.json, a bad --steps value.
+#
+#   sh tests/cli/overlap.sh ATTNLAB
+# Prints "overlap: N checks, N failed"; exits 77 (skipped) without /usr/bin/python3.
+bin=$1
+[ -x "$bin" ] || { echo "usage: overlap.sh ATTNLAB"; exit 2; }
+[ -x /usr/bin/python3 ] || { echo "overlap: skipped (no /usr/bin/python3)"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/attnlab-overlap-XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+export OPENBLAS_NUM_THREADS=1
+checks=0 failures=0
+ok() {
+    checks=$((checks + 1))
+    if [ "$1" -ne 0 ]; then failures=$((failures + 1)); echo "FAIL: $2"; fi
+}
+
+# brute RUN DUMP [STEPS]: overlap --json of RUN (with --steps STEPS) against a count over
+# DUMP's rows (its first STEPS batches); MIN: the least number of test rows seen.
+brute() {
+    run=$1 dump=$2 steps=$3 min=$4
+    if [ -n "$steps" ]; then "$bin" overlap "$run" --json --steps "$steps" >"$work/o.json" 2>"$work/err.txt"
+    else "$bin" overlap "$run" --json >"$work/o.json" 2>"$work/err.txt"; fi
+    ok $? "overlap $run failed: $(cat "$work/err.txt")"
+    python3 - "$work/o.json" "$dump" "$run/config.json" "$steps" "$min" <<'EOF'
+import json, sys
+o = json.load(open(sys.argv[1]))
+cfg = json.load(open(sys.argv[3]))
+batch = cfg["train"]["batch_size"]
+test, train = [], []
+for line in open(sys.argv[2]):
+    tag, *tok = line.split()
+    (test if tag == "test" else train).append(tuple(tok))
+test = test[:o["test_rows"]]            # a resumed run dumps its test set again
+if sys.argv[4]:
+    train = train[:int(sys.argv[4]) * batch]
+streaming = cfg["task"]["train_size"] == 0
+tests = set(test)
+in_test = sum(r in tests for r in train)
+seen = set(r for r in train if r in tests)
+want = {"train_rows_in_test": in_test, "test_rows_in_train": sum(r in seen for r in test), "test_rows": len(test)}
+if streaming:
+    want["train_rows"] = len(train)
+else:
+    want["train_rows"] = cfg["task"]["train_size"]
+got = {k: o[k] for k in want}
+assert got == want, f"overlap says {got}, the dumped rows say {want}"
+assert o["training"] == ("streamed" if streaming else "fixed set"), o["training"]
+assert want["test_rows_in_train"] >= int(sys.argv[5]), f"only {want['test_rows_in_train']} test rows seen: the check is weak"
+EOF
+    ok $? "overlap of $run does not match the brute-force count over its dumped rows"
+}
+
+# 1. streaming index lookup: 2 letters, lengths 3..6 (test rows have length 6: 2^6 * 6 rows).
+cat >"$work/idx.json" <<'JSON'
+{ "task": {"type": "index_lookup", "seq_len": 6, "alphabet": 2, "min_len": 3, "train_size": 0},
+  "model": {"d_model": 8, "n_heads": 1, "n_layers": 1, "attention": {"causal": true}},
+  "train": {"steps": 40, "batch_size": 16}, "eval": {"every": 20, "test_size": 48} }
+JSON
+ATTNLAB_TEST_DUMP_ROWS="$work/idx.rows" "$bin" "$work/idx.json" --out "$work/idx" --quiet --pause-at 20 \
+    >"$work/t.txt" 2>&1
+ok $? "training the index lookup fixture to step 20: $(tail -n 3 "$work/t.txt")"
+ATTNLAB_TEST_DUMP_ROWS="$work/idx.rows" "$bin" "$work/idx.json" --out "$work/idx" --quiet --resume \
+    >"$work/t.txt" 2>&1
+ok $? "resuming the index lookup fixture: $(tail -n 3 "$work/t.txt")"
+brute "$work/idx" "$work/idx.rows" "" 10
+brute "$work/idx" "$work/idx.rows" 7 1
+
+# 2. streaming chain of thought, keyed by prompt: one operation mod 3.
+cat >"$work/arith.json" <<'JSON'
+{ "task": {"type": "arith", "n_ops": 1, "modulus": 3, "train_size": 0},
+  "model": {"d_model": 8, "n_heads": 1, "n_layers": 1, "attention": {"causal": true}},
+  "train": {"steps": 10, "batch_size": 16}, "eval": {"every": 10, "test_size": 8} }
+JSON
+ATTNLAB_TEST_DUMP_ROWS="$work/arith.rows" "$bin" "$work/arith.json" --out "$work/arith" --quiet >"$work/t.txt" 2>&1
+ok $? "training the arith fixture: $(tail -n 3 "$work/t.txt")"
+brute "$work/arith" "$work/arith.rows" "" 1
+grep -q '"key":	"prompt"' "$work/o.json"
+ok $? "arith is not keyed by prompt: $(cat "$work/o.json")"
+
+# 3. a fixed training set: disjoint from the test set, and the batches come from it.
+sed 's/"train_size": 0/"train_size": 40/' "$work/idx.json" >"$work/fixed.json"
+ATTNLAB_TEST_DUMP_ROWS="$work/fixed.rows" "$bin" "$work/fixed.json" --out "$work/fixed" --quiet >"$work/t.txt" 2>&1
+ok $? "training the fixed-set fixture: $(tail -n 3 "$work/t.txt")"
+brute "$work/fixed" "$work/fixed.rows" "" 0
+grep -q '"train_rows_in_test":	0' "$work/o.json"
+ok $? "a fixed training set shares rows with its test set: $(cat "$work/o.json")"
+
+# 4. no weights needed: committed results keep none.
+rm "$work/idx/model.safetensors" "$work/idx/train_state.safetensors"
+"$bin" overlap "$work/idx" >"$work/o.txt" 2>&1
+ok $? "overlap needs model.safetensors: $(cat "$work/o.txt")"
+grep -q "test examples .* are also training examples (same whole row)" "$work/o.txt"
+ok $? "the text report: $(cat "$work/o.txt")"
+
+# 5. errors (docs/errors.md), each exit 2 with its message.
+expect() {
+    want=$1; shift
+    "$bin" overlap "$@" >"$work/o.txt" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] && grep -qF -- "$want" "$work/o.txt"
+    ok $? "overlap $*: exit $rc, expected 2 and '$want', got: $(cat "$work/o.txt")"
+}
+rm "$work/idx/summary.json"
+expect "overlap: $work/idx/summary.json cannot be read, so the number of batches the run drew is unknown (has it finished?); give it with --steps N" "$work/idx"
+echo '{"name": "x"}' >"$work/idx/summary.json"
+expect "overlap: $work/idx/summary.json has no number \"steps\"" "$work/idx"
+expect "overlap: --steps is for streaming runs; $work/fixed/config.json trains on a fixed set of 40 rows" "$work/fixed" --steps 3
+expect "'$work' is not a run folder: cannot open '$work/config.json'" "$work"
+expect "overlap: --steps needs a whole number >= 0, got 'x'" "$work/idx" --steps x
+
+echo "overlap: $checks checks, $failures failed"
+[ "$failures" -eq 0 ]
