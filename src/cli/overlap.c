@@ -40,6 +40,14 @@ static cJSON *overlap_json(const LoadedRun *r, long steps, const Overlap *o) {
     cJSON_AddNumberToObject(j, "train_rows_in_test", (double)o->train_rows_in_test);
     cJSON_AddNumberToObject(j, "test_rows", o->test_rows);
     cJSON_AddNumberToObject(j, "test_rows_in_train", o->test_rows_in_train);
+    if (o->n_groups) {
+        cJSON *groups = cJSON_AddObjectToObject(j, "groups");
+        for (int k = 0; k < o->n_groups; k++) {
+            cJSON *e = cJSON_AddObjectToObject(groups, r->data.gen.group_names[k]);
+            cJSON_AddNumberToObject(e, "test_rows", o->group_rows[k]);
+            cJSON_AddNumberToObject(e, "test_rows_in_train", o->group_in_train[k]);
+        }
+    }
     attnlab_add_provenance(j);
     return j;
 }
@@ -49,6 +57,9 @@ static void print_text(const LoadedRun *r, long steps, long batch, const Overlap
     printf("%s: %d of %d test examples (%.4f%%) are also training examples (same %s)\n", r->dir,
            o->test_rows_in_train, o->test_rows, o->test_rows ? 100.0 * o->test_rows_in_train / o->test_rows : 0.0,
            key);
+    for (int k = 0; k < o->n_groups; k++)
+        if (o->group_rows[k])
+            printf("  group %-12s %d of %d\n", r->data.gen.group_names[k], o->group_in_train[k], o->group_rows[k]);
     if (o->streaming)
         printf("  training streamed: %ld steps x %ld rows = %ld rows drawn, %ld of them test examples\n", steps,
                batch, o->train_rows, o->train_rows_in_test);

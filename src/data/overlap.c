@@ -17,12 +17,18 @@ static void add_keys(const TaskGen *g, const Dataset *d, SeqSet *set, int *key) 
     }
 }
 
-/* Rows of d whose key is in set; with hit, their keys are added there. */
-static long count_in(const TaskGen *g, const Dataset *d, const SeqSet *set, SeqSet *hit, int *key) {
+/* Rows of d whose key is in set; with hit, their keys are added there; with o, the
+ * rows and those found are counted per group. */
+static long count_in(const TaskGen *g, const Dataset *d, const SeqSet *set, SeqSet *hit, Overlap *o, int *key) {
     long n = 0;
     for (int r = 0; r < d->n; r++) {
         dataset_row_key(g, d, r, set->seq_len, key);
-        if (!seqset_contains(set, key)) continue;
+        int in = seqset_contains(set, key), group = d->info ? d->info[r].group : 0;
+        if (o && group >= 0 && group < o->n_groups) {
+            o->group_rows[group]++;
+            o->group_in_train[group] += in;
+        }
+        if (!in) continue;
         n++;
         if (hit) seqset_add(hit, key);
     }
@@ -38,15 +44,16 @@ void overlap_measure(const TaskData *td, Rng *stream, long stream_rows, Overlap 
     seqset_init(&test, key_len, td->test.n);
     seqset_init(&hit, key_len, 0);
     add_keys(g, &td->test, &test, key);
-    *o = (Overlap){ .streaming = td->streaming, .by_prompt = g->key_is_prompt, .test_rows = td->test.n };
+    *o = (Overlap){ .streaming = td->streaming, .by_prompt = g->key_is_prompt, .test_rows = td->test.n,
+                    .n_groups = g->n_groups };
     if (td->streaming) {
         o->train_rows = stream_rows;
         o->train_rows_in_test = taskgen_count_drawn(g, SPLIT_TRAIN, stream, stream_rows, &test, &hit);
     } else {
         o->train_rows = td->train.n;
-        o->train_rows_in_test = count_in(g, &td->train, &test, &hit, key);
+        o->train_rows_in_test = count_in(g, &td->train, &test, &hit, NULL, key);
     }
-    o->test_rows_in_train = (int)count_in(g, &td->test, &hit, NULL, key);
+    o->test_rows_in_train = (int)count_in(g, &td->test, &hit, NULL, o, key);
     seqset_free(&hit);
     seqset_free(&test);
     free(key);

@@ -8,6 +8,7 @@
 #     batches);
 #   - a streaming chain-of-thought run (arith, keyed by prompt; the rest of a row is
 #     a function of its prompt, so whole rows compare the same);
+#   - per-group counts (eq_random: equal and unequal halves, told apart from the tokens);
 #   - a fixed training set: 0 of each, and none of the batches holds a test row;
 #   - a run folder without model.safetensors works (committed results keep none);
 #   - the documented errors: no summary.json without --steps, --steps on a fixed
@@ -89,6 +90,34 @@ ok $? "training the arith fixture: $(tail -n 3 "$work/t.txt")"
 brute "$work/arith" "$work/arith.rows" "" 1
 grep -q '"key":	"prompt"' "$work/o.json"
 ok $? "arith is not keyed by prompt: $(cat "$work/o.json")"
+
+# 2b. per-group counts: eq_random's groups, equal and unequal halves, told apart here
+# from the tokens (the separator is token 2, the first 2 of a row).
+cat >"$work/eq.json" <<'JSON'
+{ "task": {"type": "eq_random", "seq_len": 6, "train_size": 0},
+  "model": {"d_model": 8, "n_heads": 1, "n_layers": 1, "attention": {"causal": true}},
+  "train": {"steps": 10, "batch_size": 16}, "eval": {"every": 10, "test_size": 24} }
+JSON
+ATTNLAB_TEST_DUMP_ROWS="$work/eq.rows" "$bin" "$work/eq.json" --out "$work/eq" --quiet >"$work/t.txt" 2>&1
+ok $? "training the eq_random fixture: $(tail -n 3 "$work/t.txt")"
+brute "$work/eq" "$work/eq.rows" "" 1
+python3 - "$work/o.json" "$work/eq.rows" <<'EOF'
+import json, sys
+o = json.load(open(sys.argv[1]))
+test, train = [], set()
+for line in open(sys.argv[2]):
+    tag, *tok = line.split()
+    if tag == "test": test.append(tuple(tok))
+    else: train.add(tuple(tok))
+def group(row):
+    m = row.index("2")
+    return "equal" if row[:m] == row[m + 1:2 * m + 1] else "unequal"
+want = {g: {"test_rows": sum(group(r) == g for r in test),
+            "test_rows_in_train": sum(group(r) == g and r in train for r in test)} for g in ("equal", "unequal")}
+assert o["groups"] == want, f"overlap says {o['groups']}, the dumped rows say {want}"
+assert min(w["test_rows"] for w in want.values()) > 0, want
+EOF
+ok $? "overlap's per-group counts do not match the dumped rows"
 
 # 3. a fixed training set: disjoint from the test set, and the batches come from it.
 sed 's/"train_size": 0/"train_size": 40/' "$work/idx.json" >"$work/fixed.json"

@@ -20,6 +20,8 @@ typedef struct Overlap {
     long train_rows_in_test;   /* of them, rows whose key is a test example's */
     int  test_rows;            /* rows of the test set */
     int  test_rows_in_train;   /* of them, rows whose key training contains */
+    int  n_groups;             /* the task's test groups (TaskGen.n_groups; 0: none) … */
+    int  group_rows[TASKGEN_MAX_GROUPS], group_in_train[TASKGEN_MAX_GROUPS];   /* … and the two counts per group */
 } Overlap;
 
 /* The overlap of td's training data with td->test.  A streaming td: the first
