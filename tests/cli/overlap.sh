@@ -64,42 +64,38 @@ EOF
     ok $? "overlap of $run does not match the brute-force count over its dumped rows"
 }
 
-# 1. streaming index lookup: 2 letters, lengths 3..6 (test rows have length 6: 2^6 * 6 rows).
-cat >"$work/idx.json" <<'JSON'
-{ "task": {"type": "index_lookup", "seq_len": 6, "alphabet": 2, "min_len": 3, "train_size": 0},
+# fixture NAME TASK STEPS TEST_SIZE [OPTION…]: trains a tiny model on TASK (a JSON
+# object) into $work/NAME, its rows dumped to $work/NAME.rows.
+fixture() {
+    name=$1 task=$2 steps=$3 test=$4
+    shift 4
+    cat >"$work/$name.json" <<JSON
+{ "task": $task,
   "model": {"d_model": 8, "n_heads": 1, "n_layers": 1, "attention": {"causal": true}},
-  "train": {"steps": 40, "batch_size": 16}, "eval": {"every": 20, "test_size": 48} }
+  "train": {"steps": $steps, "batch_size": 16}, "eval": {"every": 10, "test_size": $test} }
 JSON
-ATTNLAB_TEST_DUMP_ROWS="$work/idx.rows" "$bin" "$work/idx.json" --out "$work/idx" --quiet --pause-at 20 \
-    >"$work/t.txt" 2>&1
-ok $? "training the index lookup fixture to step 20: $(tail -n 3 "$work/t.txt")"
-ATTNLAB_TEST_DUMP_ROWS="$work/idx.rows" "$bin" "$work/idx.json" --out "$work/idx" --quiet --resume \
-    >"$work/t.txt" 2>&1
-ok $? "resuming the index lookup fixture: $(tail -n 3 "$work/t.txt")"
+    ATTNLAB_TEST_DUMP_ROWS="$work/$name.rows" "$bin" "$work/$name.json" --out "$work/$name" --quiet "$@" \
+        >"$work/t.txt" 2>&1
+    ok $? "training the $name fixture $*: $(tail -n 3 "$work/t.txt")"
+}
+
+# 1. streaming index lookup: 2 letters, lengths 3..6 (test rows have length 6: 2^6 * 6 rows),
+# paused at step 20 and resumed.
+IDX='{"type": "index_lookup", "seq_len": 6, "alphabet": 2, "min_len": 3, "train_size": TRAIN}'
+fixture idx "$(echo "$IDX" | sed s/TRAIN/0/)" 40 48 --pause-at 20
+fixture idx "$(echo "$IDX" | sed s/TRAIN/0/)" 40 48 --resume
 brute "$work/idx" "$work/idx.rows" "" 10
 brute "$work/idx" "$work/idx.rows" 7 1
 
 # 2. streaming chain of thought, keyed by prompt: one operation mod 3.
-cat >"$work/arith.json" <<'JSON'
-{ "task": {"type": "arith", "n_ops": 1, "modulus": 3, "train_size": 0},
-  "model": {"d_model": 8, "n_heads": 1, "n_layers": 1, "attention": {"causal": true}},
-  "train": {"steps": 10, "batch_size": 16}, "eval": {"every": 10, "test_size": 8} }
-JSON
-ATTNLAB_TEST_DUMP_ROWS="$work/arith.rows" "$bin" "$work/arith.json" --out "$work/arith" --quiet >"$work/t.txt" 2>&1
-ok $? "training the arith fixture: $(tail -n 3 "$work/t.txt")"
+fixture arith '{"type": "arith", "n_ops": 1, "modulus": 3, "train_size": 0}' 10 8
 brute "$work/arith" "$work/arith.rows" "" 1
 grep -q '"key":	"prompt"' "$work/o.json"
 ok $? "arith is not keyed by prompt: $(cat "$work/o.json")"
 
 # 2b. per-group counts: eq_random's groups, equal and unequal halves, told apart here
 # from the tokens (the separator is token 2, the first 2 of a row).
-cat >"$work/eq.json" <<'JSON'
-{ "task": {"type": "eq_random", "seq_len": 6, "train_size": 0},
-  "model": {"d_model": 8, "n_heads": 1, "n_layers": 1, "attention": {"causal": true}},
-  "train": {"steps": 10, "batch_size": 16}, "eval": {"every": 10, "test_size": 24} }
-JSON
-ATTNLAB_TEST_DUMP_ROWS="$work/eq.rows" "$bin" "$work/eq.json" --out "$work/eq" --quiet >"$work/t.txt" 2>&1
-ok $? "training the eq_random fixture: $(tail -n 3 "$work/t.txt")"
+fixture eq '{"type": "eq_random", "seq_len": 6, "train_size": 0}' 10 24
 brute "$work/eq" "$work/eq.rows" "" 1
 python3 - "$work/o.json" "$work/eq.rows" <<'EOF'
 import json, sys
@@ -120,9 +116,7 @@ EOF
 ok $? "overlap's per-group counts do not match the dumped rows"
 
 # 3. a fixed training set: disjoint from the test set, and the batches come from it.
-sed 's/"train_size": 0/"train_size": 40/' "$work/idx.json" >"$work/fixed.json"
-ATTNLAB_TEST_DUMP_ROWS="$work/fixed.rows" "$bin" "$work/fixed.json" --out "$work/fixed" --quiet >"$work/t.txt" 2>&1
-ok $? "training the fixed-set fixture: $(tail -n 3 "$work/t.txt")"
+fixture fixed "$(echo "$IDX" | sed s/TRAIN/40/)" 40 48
 brute "$work/fixed" "$work/fixed.rows" "" 0
 grep -q '"train_rows_in_test":	0' "$work/o.json"
 ok $? "a fixed training set shares rows with its test set: $(cat "$work/o.json")"
