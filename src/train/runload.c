@@ -39,12 +39,12 @@ static int open_run(LoadedRun *r, const char *dir, const char *const *sets, int 
                     AlError *err) {
     memset(r, 0, sizeof *r);
     char model_path[AL_PATH_MAX];
-    if (al_path_check(dir, AL_FOLDER_ROOM, "the run folder", err) || check_folder(dir, with_model, err) ||
-        check_sets(sets, n_sets, err))
-        return err->code;
+    if (al_path_check(dir, AL_FOLDER_ROOM, "the run folder", err)) return err->code;
     snprintf(r->dir, sizeof r->dir, "%s", dir);
-    AL_ASSERT(!al_path_fmt(r->config_path, sizeof r->config_path, NULL, "%s/config.json", dir));
-    AL_ASSERT(!al_path_fmt(model_path, sizeof model_path, NULL, "%s/model.safetensors", dir));
+    for (size_t n = strlen(r->dir); n > 1 && r->dir[n - 1] == '/'; n--) r->dir[n - 1] = '\0';   /* "RUN/" as "RUN" */
+    if (check_folder(r->dir, with_model, err) || check_sets(sets, n_sets, err)) return err->code;
+    AL_ASSERT(!al_path_fmt(r->config_path, sizeof r->config_path, NULL, "%s/config.json", r->dir));
+    AL_ASSERT(!al_path_fmt(model_path, sizeof model_path, NULL, "%s/model.safetensors", r->dir));
     if (cfg_load(&r->cfg, r->config_path, sets, n_sets, err)) return err->code;
     TaskSpec spec;
     if (task_build_from(cfg_task_spec(&r->cfg, &spec), r->config_path, &r->data, err)) return err->code;
