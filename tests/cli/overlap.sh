@@ -12,12 +12,14 @@
 #   - a fixed training set: 0 of each, and none of the batches holds a test row;
 #   - a run folder without model.safetensors works (committed results keep none);
 #   - the documented errors: no summary.json without --steps, --steps on a fixed
-#     set, a folder without config.json, a bad --steps value.
+#     set, a folder without config.json, a bad --steps value;
+#   - scripts/overlap_audit: each line is overlap --json of a run folder, and
+#     scripts/results_tables overlap renders them.
 #
-#   sh tests/cli/overlap.sh ATTNLAB
+#   sh tests/cli/overlap.sh ATTNLAB REPO
 # Prints "overlap: N checks, N failed"; exits 77 (skipped) without /usr/bin/python3.
-bin=$1
-[ -x "$bin" ] || { echo "usage: overlap.sh ATTNLAB"; exit 2; }
+bin=$1 repo=$2
+[ -x "$bin" ] && [ -d "$repo" ] || { echo "usage: overlap.sh ATTNLAB REPO"; exit 2; }
 [ -x /usr/bin/python3 ] || { echo "overlap: skipped (no /usr/bin/python3)"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/attnlab-overlap-XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -120,6 +122,29 @@ fixture fixed "$(echo "$IDX" | sed s/TRAIN/40/)" 40 48
 brute "$work/fixed" "$work/fixed.rows" "" 0
 grep -q '"train_rows_in_test":	0' "$work/o.json"
 ok $? "a fixed training set shares rows with its test set: $(cat "$work/o.json")"
+
+# 3b. scripts/overlap_audit: one line per finished run folder, each overlap's --json with
+# the task added, and scripts/results_tables overlap renders it (per folder, then the
+# runs that trained on test examples).
+ATTNLAB="$bin" "$repo/scripts/overlap_audit" "$work" >"$work/audit.jsonl" 2>"$work/err.txt"
+ok $? "overlap_audit failed: $(cat "$work/err.txt")"
+"$repo/scripts/results_tables" overlap "$work/audit.jsonl" >"$work/audit.md"
+ok $? "results_tables overlap failed"
+python3 - "$bin" "$work" <<'EOF'
+import json, subprocess, sys
+bin, work = sys.argv[1:]
+lines = [json.loads(l) for l in open(f"{work}/audit.jsonl")]
+assert [o["run"] for o in lines] == [f"{work}/{n}" for n in ("arith", "eq", "fixed", "idx")], [o["run"] for o in lines]
+for o in lines:
+    want = json.loads(subprocess.run([bin, "overlap", o["run"], "--json"], capture_output=True, text=True).stdout)
+    want["task"] = json.load(open(o["run"] + "/config.json"))["task"]["type"]
+    assert o == want, (o, want)
+md = open(f"{work}/audit.md").read().split("\n\n")
+assert f"| `{work}` | 4 | 3 | 3 |" in md[0], md[0]
+hit = [l for l in md[1].splitlines()[2:]]
+assert len(hit) == 3 and all(l.split("|")[1].strip().strip("`").split("/")[-1] in ("arith", "eq", "idx") for l in hit), md[1]
+EOF
+ok $? "overlap_audit's lines or their table do not match overlap --json of each run"
 
 # 4. no weights needed: committed results keep none.
 rm "$work/idx/model.safetensors" "$work/idx/train_state.safetensors"
