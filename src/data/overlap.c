@@ -9,14 +9,6 @@ static void dataset_row_key(const TaskGen *g, const Dataset *d, int r, int key_l
     taskgen_row_key(g, dataset_tokens(d, r), d->info ? &d->info[r] : &whole, key_len, key);
 }
 
-/* Adds d's keys to set. */
-static void add_keys(const TaskGen *g, const Dataset *d, SeqSet *set, int *key) {
-    for (int r = 0; r < d->n; r++) {
-        dataset_row_key(g, d, r, set->seq_len, key);
-        seqset_add(set, key);
-    }
-}
-
 /* Rows of d whose key is in set; with hit, their keys are added there; with o, the
  * rows and those found are counted per group. */
 static long count_in(const TaskGen *g, const Dataset *d, const SeqSet *set, SeqSet *hit, Overlap *o, int *key) {
@@ -43,7 +35,7 @@ void overlap_measure(const TaskData *td, Rng *stream, long stream_rows, Overlap 
     SeqSet test, hit;
     seqset_init(&test, key_len, td->test.n);
     seqset_init(&hit, key_len, 0);
-    add_keys(g, &td->test, &test, key);
+    taskgen_add_keys(g, &td->test, &test);
     *o = (Overlap){ .streaming = td->streaming, .by_prompt = g->key_is_prompt, .test_rows = td->test.n,
                     .n_groups = g->n_groups };
     if (td->streaming) {

@@ -45,8 +45,9 @@ struct TaskGen {
 int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const SeqSet *exclude,
                     SeqSet *keys, Dataset *out, AlError *err);
 
-/* Adds the dedup keys of d's rows (d drawn from g, with info) to keys: a split
- * drawn later with keys as its `exclude` is disjoint from d. */
+/* Adds the dedup keys of d's rows (d drawn from g, with info; or any rows, with
+ * g->key_is_prompt 0) to keys, whose seq_len is at least d's: a split drawn later
+ * with keys as its `exclude` is disjoint from d. */
 void taskgen_add_keys(const TaskGen *g, const Dataset *d, SeqSet *keys);
 
 /* Fills every row of b (b->seq_len == max_len) with a fresh example. */
