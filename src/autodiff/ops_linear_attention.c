@@ -6,25 +6,29 @@
  *   S_i = Σ_j G_j v_jᵀ (D×Dv),  z_i = Σ_j G_j (D),
  * the sums over j ≤ i (causal) or over all j (bidirectional).
  *
- * Causal: one scan with running (S, z), a rank-1 update per step: O(T·D·Dv), and
- * never the T×T matrix tril(F·Gᵀ) of the quadratic form.  Bidirectional: S and z
- * are global, so S = Gᵀ·V and num = F·S are two GEMMs.
+ * Causal: in chunks of C = LIN_CHUNK rows.  Row i of a chunk starting at c0 sees
+ * the rows before c0 through the running state (S, z) summed over them, and the
+ * rows c0 … i of its own chunk through the chunk's block of the quadratic form,
+ * A = tril(F_c·G_cᵀ) (C×C):  num_c = A·V_c + F_c·S,  den_i = Σ_j A_ij + F_i·z.
+ * Every product is a GEMM: O(T·C·(D + Dv)) for the blocks and O(T·D·Dv) for the
+ * states, never the T×T matrix.  (A scan with a rank-1 update per row does half
+ * of the arithmetic, but as D-long axpys and dot products with a horizontal sum
+ * each, which at head width 32 took about twice as long as the chunks.)
+ * Bidirectional: S and z are global, so S = Gᵀ·V and num = F·S are two GEMMs.
  *
  * Backward, with g_i = dO_i, dnum_i = g_i/den_i, dden_i = −g_i·o_i/den_i
  * (o_i = num_i/den_i, so g·num/den² = g·o/den):
  *   dF_i = S_i·dnum_i + dden_i·z_i
  *   dG_j = R_j·v_j + r_j,   dv_j = R_jᵀ·G_j,
  *   R_j = Σ_i F_i dnum_iᵀ,  r_j = Σ_i dden_i F_i   over i ≥ j (causal) or all i,
- * because S_i and z_i are sums over j of G_j v_jᵀ and G_j.  Causal: dF needs the
- * prefix states again (a forward scan), dG and dv need reverse prefix sums of
- * the gradients (a backward scan); both O(T·D·Dv).  Bidirectional: R = Fᵀ·dnum
- * and the products with it are GEMMs.
+ * because S_i and z_i are sums over j of G_j v_jᵀ and G_j.  Causal: per chunk, in
+ * reverse chunk order with R and r carried from the later chunks (causal_backward
+ * writes the chunk form out).  Bidirectional: R = Fᵀ·dnum and the products with it
+ * are GEMMs.
  *
  * Saved: F, G (B·H·T·D each), den (B·H·T) and a workspace for backward.  The
- * prefix states S_i are rebuilt in backward rather than stored: storing them all
- * would be T·D·Dv floats per (b, h) — Dv times the size of F, 64× at Dv = 64 — to
- * skip one rank-1 update per step out of the backward's five D×Dv passes.  The
- * bidirectional S is recomputed too (one GEMM of five), which keeps the saved
+ * states before each chunk are rebuilt in backward (one GEMM per chunk) rather
+ * than stored, and the bidirectional S is recomputed too, which keeps the saved
  * set the same for both forms.  φ′ is read off φ itself (see feature_backward),
  * so the inputs' pre-activations are not needed. */
 #include "attnlab/autodiff/ops.h"
@@ -96,12 +100,25 @@ static inline void axpy(float *restrict y, float a, const float *restrict x, int
     for (int e = 0; e < n; e++) y[e] += a * x[e];
 }
 
-/* Floats of backward workspace.  Causal: the two scans run one after the other;
- * the forward one uses S (D×Dv), z, dF (D), dnum (Dv) from the start, the reverse
- * one R (D×Dv), r, dG (D), dnum (Dv) from just past S, over the first's leftovers.
+/* The causal form works in chunks of at most LIN_CHUNK rows (see the top). */
+enum { LIN_CHUNK = 32 };
+
+static int chunk_rows(int T) { return T < LIN_CHUNK ? T : LIN_CHUNK; }
+static int chunk_count(int T) { return (T + LIN_CHUNK - 1) / LIN_CHUNK; }
+
+/* Floats of forward workspace: S (D×Dv), z (D), and for the causal form one
+ * chunk's masked scores A (C×C). */
+static long lin_forward_floats(HeadDims d, int causal) {
+    const long C = chunk_rows(d.T);
+    return (long)d.D * d.Dv + d.D + (causal ? C * C : 0);
+}
+
+/* Floats of backward workspace.  Causal: the state (S, z) before each chunk, R
+ * (D×Dv), r (D), the chunk's A and P (C×C), dnum (C×Dv), dden (C) and dX (C×D).
  * Bidirectional: S (D×Dv, later R), z, r (D), dnum (T×Dv), dden (T), dF (T×D). */
 static long lin_work_floats(HeadDims d, int causal) {
-    return causal ? 2L * d.D * d.Dv + 2L * d.D + d.Dv
+    const long C = chunk_rows(d.T), state = (long)d.D * d.Dv + d.D;
+    return causal ? chunk_count(d.T) * state + state + 2 * C * C + C * (d.Dv + 1 + d.D)
                   : (long)d.D * d.Dv + 2L * d.D + (long)d.T * (d.Dv + 1 + d.D);
 }
 
@@ -112,72 +129,109 @@ static void col_sums(const float *restrict G, float *restrict z, int T, int D) {
 }
 
 /* ------------------------------------------------------------------------------ */
-/* Causal form: scans.  S is D×Dv row-major, so each rank-1 update and each product
- * with S is a loop over its D rows with a contiguous, vectorised inner loop over Dv. */
+/* Causal form, chunk by chunk.  Rows c0 … c0+n−1 of a chunk see the earlier chunks
+ * through the state (S, z) = (Σ G_jᵀ v_j, Σ G_j) over j < c0, and one another
+ * through the chunk's block of the quadratic form, A = tril(F_c·G_cᵀ). */
 
-/* o (T×Dv) and den (T) for one (b, h); S, z are workspace. */
+/* A (n×n) = F_c·G_cᵀ with the part above the diagonal (j > i) zeroed. */
+static void chunk_scores(const float *F, const float *G, float *A, int n, int D) {
+    al_sgemm(CblasNoTrans, CblasTrans, n, n, D, 1.0f, F, D, G, D, 0.0f, A, n);
+    for (int i = 0; i + 1 < n; i++) memset(A + (long)i * n + i + 1, 0, (size_t)(n - i - 1) * sizeof(float));
+}
+
+/* (S, z) += (G_cᵀ·V_c, Σ rows of G_c) over a chunk's n rows. */
+static void state_add(float *S, float *z, const float *G, const float *V, int n, int D, int Dv) {
+    al_sgemm(CblasTrans, CblasNoTrans, D, Dv, n, 1.0f, G, D, V, Dv, 1.0f, S, Dv);
+    for (int i = 0; i < n; i++) axpy(z, 1.0f, G + (long)i * D, D);
+}
+
+/* o (T×Dv) and den (T) for one (b, h):
+ *   num_c = A·V_c + F_c·S,   den_i = Σ_j A_ij + F_i·z + eps. */
 static void causal_forward(const float *F, const float *G, const float *V, float *o, float *den,
-                           float *S, float *z, int T, int D, int Dv, float eps) {
-    memset(S, 0, (size_t)D * Dv * sizeof(float));
-    memset(z, 0, (size_t)D * sizeof(float));
-    for (int i = 0; i < T; i++) {
-        const float *fq = F + (long)i * D, *fk = G + (long)i * D, *v = V + (long)i * Dv;
-        float *oi = o + (long)i * Dv;
-        memset(oi, 0, (size_t)Dv * sizeof(float));
-        /* S += fk vᵀ and oi = fqᵀS in one pass over S's rows; z += fk. */
-        for (int a = 0; a < D; a++) {
-            float *s = S + (long)a * Dv;
-            axpy(s, fk[a], v, Dv);
-            axpy(oi, fq[a], s, Dv);
+                           float *work, int T, int D, int Dv, float eps) {
+    float *S = work, *z = S + (long)D * Dv, *A = z + D;
+    memset(S, 0, (size_t)((long)D * Dv + D) * sizeof(float));
+    for (int c0 = 0; c0 < T; c0 += LIN_CHUNK) {
+        const int n = T - c0 < LIN_CHUNK ? T - c0 : LIN_CHUNK;
+        const float *Fc = F + (long)c0 * D, *Gc = G + (long)c0 * D, *Vc = V + (long)c0 * Dv;
+        float *oc = o + (long)c0 * Dv;
+        chunk_scores(Fc, Gc, A, n, D);
+        al_sgemm(CblasNoTrans, CblasNoTrans, n, Dv, n, 1.0f, A, n, Vc, Dv, 0.0f, oc, Dv);
+        if (c0) al_sgemm(CblasNoTrans, CblasNoTrans, n, Dv, D, 1.0f, Fc, D, S, Dv, 1.0f, oc, Dv);
+        for (int i = 0; i < n; i++) {
+            float rs = 0.0f, *oi = oc + (long)i * Dv;
+            for (int j = 0; j <= i; j++) rs += A[(long)i * n + j];
+            den[c0 + i] = rs + fm_dot(Fc + (long)i * D, z, D) + eps;
+            const float inv = 1.0f / den[c0 + i];
+            for (int e = 0; e < Dv; e++) oi[e] *= inv;
         }
-        axpy(z, 1.0f, fk, D);
-        den[i] = fm_dot(fq, z, D) + eps;
-        float inv = 1.0f / den[i];
-        for (int e = 0; e < Dv; e++) oi[e] *= inv;
+        if (c0 + n < T) state_add(S, z, Gc, Vc, n, D, Dv);
     }
 }
 
-/* dq (through φ′) for one (b, h): a forward scan rebuilding S_i, z_i. */
-static void causal_backward_q(const float *F, const float *G, const float *V, const float *o,
-                              const float *dO, const float *den, float *dq, AdFeature phi,
-                              float *work, int T, int D, int Dv) {
-    float *S = work, *z = S + (long)D * Dv, *dF = z + D, *dnum = dF + D;
-    memset(S, 0, (size_t)D * Dv * sizeof(float));
-    memset(z, 0, (size_t)D * sizeof(float));
-    for (int i = 0; i < T; i++) {
-        const float *fq = F + (long)i * D, *fk = G + (long)i * D, *v = V + (long)i * Dv;
-        float dden = norm_grad_row(dO + (long)i * Dv, o + (long)i * Dv, den[i], dnum, Dv);
-        axpy(z, 1.0f, fk, D);
-        /* S += fk vᵀ, then dF = S·dnum + dden·z, row a of S at a time. */
-        for (int a = 0; a < D; a++) {
-            float *s = S + (long)a * Dv;
-            axpy(s, fk[a], v, Dv);
-            dF[a] = fm_dot(s, dnum, Dv) + dden * z[a];
+/* dq, dk, dv (any may be NULL; dq and dk through φ′) for one (b, h).  Chunks in
+ * reverse order with R = Σ F_i dnum_iᵀ and r = Σ dden_i F_i over the later chunks;
+ * within a chunk P = tril(dnum·V_cᵀ + dden 1ᵀ), P_ij = ∂L/∂A_ij·den_i, and
+ *   dF_c = P·G_c + dnum·Sᵀ + dden zᵀ       (S, z: the state before the chunk)
+ *   dG_c = Pᵀ·F_c + V_c·Rᵀ + 1 rᵀ
+ *   dV_c = Aᵀ·dnum + G_c·R.
+ * The states before each chunk come from one forward pass first (dq needs them). */
+static void causal_backward(const float *F, const float *G, const float *V, const float *o,
+                            const float *dO, const float *den, float *dq, float *dk, float *dv,
+                            AdFeature phi, float *work, int T, int D, int Dv) {
+    const int nc = chunk_count(T), C = chunk_rows(T);
+    const long state = (long)D * Dv + D;
+    float *St = work, *R = St + nc * state, *r = R + (long)D * Dv, *A = r + D, *P = A + (long)C * C;
+    float *dnum = P + (long)C * C, *dden = dnum + (long)C * Dv, *dX = dden + C;
+    if (dq) {
+        memset(St, 0, (size_t)state * sizeof(float));
+        for (int c = 1; c < nc; c++) {
+            const long c0 = (long)(c - 1) * LIN_CHUNK;
+            memcpy(St + c * state, St + (c - 1) * state, (size_t)state * sizeof(float));
+            state_add(St + c * state, St + c * state + (long)D * Dv, G + c0 * D, V + c0 * Dv,
+                      LIN_CHUNK, D, Dv);
         }
-        feature_backward(phi, fq, dF, dq + (long)i * D, D);
     }
-}
-
-/* dk (through φ′) and dv for one (b, h), either may be NULL: a reverse scan with
- * R = Σ_{i≥j} F_i dnum_iᵀ and r = Σ_{i≥j} dden_i F_i. */
-static void causal_backward_kv(const float *F, const float *G, const float *V, const float *o,
-                               const float *dO, const float *den, float *dk, float *dv,
-                               AdFeature phi, float *work, int T, int D, int Dv) {
-    float *R = work + (long)D * Dv, *r = R + (long)D * Dv, *dG = r + D, *dnum = dG + D;
-    memset(R, 0, (size_t)D * Dv * sizeof(float));
-    memset(r, 0, (size_t)D * sizeof(float));
-    for (int j = T - 1; j >= 0; j--) {
-        const float *fq = F + (long)j * D, *fk = G + (long)j * D, *v = V + (long)j * Dv;
-        float dden = norm_grad_row(dO + (long)j * Dv, o + (long)j * Dv, den[j], dnum, Dv);
-        axpy(r, dden, fq, D);
-        /* R += fq dnumᵀ, then dG = R·v + r and dv += Rᵀ·fk, row a of R at a time. */
-        for (int a = 0; a < D; a++) {
-            float *ra = R + (long)a * Dv;
-            axpy(ra, fq[a], dnum, Dv);
-            if (dk) dG[a] = fm_dot(ra, v, Dv) + r[a];
-            if (dv) axpy(dv + (long)j * Dv, fk[a], ra, Dv);
+    memset(R, 0, (size_t)state * sizeof(float));
+    for (int c = nc - 1; c >= 0; c--) {
+        const int c0 = c * LIN_CHUNK, n = T - c0 < LIN_CHUNK ? T - c0 : LIN_CHUNK;
+        const float *Fc = F + (long)c0 * D, *Gc = G + (long)c0 * D, *Vc = V + (long)c0 * Dv;
+        for (int i = 0; i < n; i++)
+            dden[i] = norm_grad_row(dO + (long)(c0 + i) * Dv, o + (long)(c0 + i) * Dv, den[c0 + i],
+                                    dnum + (long)i * Dv, Dv);
+        al_sgemm(CblasNoTrans, CblasTrans, n, n, Dv, 1.0f, dnum, Dv, Vc, Dv, 0.0f, P, n);
+        for (int i = 0; i < n; i++) {
+            float *Pi = P + (long)i * n;
+            for (int j = 0; j <= i; j++) Pi[j] += dden[i];
+            memset(Pi + i + 1, 0, (size_t)(n - i - 1) * sizeof(float));
         }
-        if (dk) feature_backward(phi, fk, dG, dk + (long)j * D, D);
+        if (dq) {
+            const float *S = St + c * state, *z = S + (long)D * Dv;
+            al_sgemm(CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, P, n, Gc, D, 0.0f, dX, D);
+            if (c) {
+                al_sgemm(CblasNoTrans, CblasTrans, n, D, Dv, 1.0f, dnum, Dv, S, Dv, 1.0f, dX, D);
+                for (int i = 0; i < n; i++) axpy(dX + (long)i * D, dden[i], z, D);
+            }
+            feature_backward(phi, Fc, dX, dq + (long)c0 * D, (long)n * D);
+        }
+        if (dk) {
+            al_sgemm(CblasTrans, CblasNoTrans, n, D, n, 1.0f, P, n, Fc, D, 0.0f, dX, D);
+            if (c + 1 < nc) {
+                al_sgemm(CblasNoTrans, CblasTrans, n, D, Dv, 1.0f, Vc, Dv, R, Dv, 1.0f, dX, D);
+                for (int j = 0; j < n; j++) axpy(dX + (long)j * D, 1.0f, r, D);
+            }
+            feature_backward(phi, Gc, dX, dk + (long)c0 * D, (long)n * D);
+        }
+        if (dv) {
+            float *dvc = dv + (long)c0 * Dv;
+            chunk_scores(Fc, Gc, A, n, D);
+            al_sgemm(CblasTrans, CblasNoTrans, n, Dv, n, 1.0f, A, n, dnum, Dv, 1.0f, dvc, Dv);
+            if (c + 1 < nc) al_sgemm(CblasNoTrans, CblasNoTrans, n, Dv, D, 1.0f, Gc, D, R, Dv, 1.0f, dvc, Dv);
+        }
+        if (c && (dk || dv)) {
+            al_sgemm(CblasTrans, CblasNoTrans, D, Dv, n, 1.0f, Fc, D, dnum, Dv, 1.0f, R, Dv);
+            for (int i = 0; i < n; i++) axpy(r, dden[i], Fc + (long)i * D, D);
+        }
     }
 }
 
@@ -185,7 +239,8 @@ static void causal_backward_kv(const float *F, const float *G, const float *V, c
 /* Bidirectional form: global S = Gᵀ·V and z = Σ G, every product a GEMM. */
 
 static void global_forward(const float *F, const float *G, const float *V, float *o, float *den,
-                           float *S, float *z, int T, int D, int Dv, float eps) {
+                           float *work, int T, int D, int Dv, float eps) {
+    float *S = work, *z = S + (long)D * Dv;
     al_sgemm(CblasTrans, CblasNoTrans, D, Dv, T, 1.0f, G, D, V, Dv, 0.0f, S, Dv);
     col_sums(G, z, T, D);
     al_sgemm(CblasNoTrans, CblasNoTrans, T, Dv, D, 1.0f, F, D, S, Dv, 0.0f, o, Dv);
@@ -247,8 +302,7 @@ static void linear_attention_backward(TapeEntry *e) {
             global_backward(F, G, V, o, dO, den, dq, dk, dv, phi, s->work, d.T, d.D, d.Dv);
             continue;
         }
-        if (dq) causal_backward_q(F, G, V, o, dO, den, dq, phi, s->work, d.T, d.D, d.Dv);
-        if (dk || dv) causal_backward_kv(F, G, V, o, dO, den, dk, dv, phi, s->work, d.T, d.D, d.Dv);
+        causal_backward(F, G, V, o, dO, den, dq, dk, dv, phi, s->work, d.T, d.D, d.Dv);
     }
 }
 
@@ -262,13 +316,13 @@ Tensor *ad_linear_attention(Tape *t, Tensor *q, Tensor *k, Tensor *v, AdFeature 
     const long nbh = needs_grad ? d.BH : 1, td = (long)d.T * d.D;
     float *F_all = tape_scratch(t, (size_t)(2 * nbh * td + nbh * d.T) * sizeof(float));
     float *G_all = F_all + nbh * td, *den_all = G_all + nbh * td;
-    float *S = tape_scratch(t, (size_t)((long)d.D * d.Dv + d.D) * sizeof(float)), *z = S + (long)d.D * d.Dv;
+    float *work = tape_scratch(t, (size_t)lin_forward_floats(d, causal) * sizeof(float));
     for (long bh = 0; bh < d.BH; bh++) {
         const long qo = bh * td, vo = bh * d.T * d.Dv, so = needs_grad ? bh : 0;
         float *F = F_all + so * td, *G = G_all + so * td, *den = den_all + so * d.T;
         feature_forward(phi, q->data + qo, F, td);
         feature_forward(phi, k->data + qo, G, td);
-        (causal ? causal_forward : global_forward)(F, G, v->data + vo, o->data + vo, den, S, z,
+        (causal ? causal_forward : global_forward)(F, G, v->data + vo, o->data + vo, den, work,
                                                    d.T, d.D, d.Dv, eps);
     }
     if (needs_grad) {

@@ -8,7 +8,7 @@
  *             is O(block·N) instead of the N×N matrix (17 GB at N = 65 536)
  *   anna_*    anna_attention, causal, ℓ = ANNA_TABLES tables of z functions, for
  *             hyperplane and cross-polytope LSH
- *   linear    ad_linear_attention, φ = elu+1, causal prefix sums
+ *   linear    ad_linear_attention, φ = elu+1, causal, in chunks of 32 rows
  *   sparse    ad_sparse_attention on q̂, k̂ with scale β, block 2^⌊log₂ √N⌋,
  *             one local block and one summary per block (k = c = 1)
  * Each includes its own normalisation of q and k where it has one (softmax and

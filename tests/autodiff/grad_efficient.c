@@ -96,6 +96,7 @@ static int linear_cases(int *n_cases) {
         { 2, 1, 6, 4, 3, FEATURE_IDENTITY, 0, 1e-6f, 41 },
         { 2, 2, 6, 4, 3, FEATURE_RELU,     1, 1e-6f, 18 },
         { 1, 2, 7, 3, 5, FEATURE_RELU,     0, 1e-6f, 19 },
+        { 1, 1, 70, 2, 2, FEATURE_ELU1,    1, 1e-6f, 20 },   /* three chunks, the last partial */
     };
     static const char *const PHI[] = { "elu+1", "identity", "relu" };
     /* q and k ranges per feature map (see the top of the file). */

@@ -16,10 +16,13 @@
  * Tolerances, all on O(1) values (inputs in ±1.5, outputs weighted means of v
  * rows), stated where used and observed on this machine:
  *   LIN_TOL 1e-5 relative to max(1, max|ref|): float against double.  The causal
- *     scan adds up to T rank-1 terms into S and z, so rounding grows like √T·ulp
+ *     form adds up to T rank-1 terms into the state (S, z) and up to LIN_CHUNK (32)
+ *     products into each entry of a chunk's GEMMs, so rounding grows like √T·ulp
  *     (T·ulp worst case, 4e-6 at T = 64 with |terms| ≤ 1); den's division and the
- *     backward's two scans add a few ulp more.  Observed ≤ 3.1e-7 (out) and 2e-7
- *     relative (gradients) at T ≤ 512.
+ *     backward's products add a few ulp more.  Observed ≤ 3.1e-7 (out) and 2e-7
+ *     relative (gradients) at T ≤ 512.  T = 8 is one chunk, 33 two with a last
+ *     chunk of one row, 64 exactly two, 40 and 100 end in a partial chunk, 512 is
+ *     sixteen.
  *   SPARSE_TOL 5e-6 absolute: float against float, the same scores summed in a
  *     different order (fm_dot vs sgemm) and P·V accumulated in a different key
  *     order, so a few ulp per value; dv sums up to T such terms.  Observed ≤ 7.2e-7. */
@@ -468,6 +471,7 @@ int main(void) {
         { 2, 2, 40, 8, 6, FEATURE_IDENTITY, 0, 1e-6f, 8 },
         { 2, 2, 40, 8, 6, FEATURE_RELU,     1, 1e-6f, 9 },
         { 2, 2, 40, 8, 6, FEATURE_RELU,     0, 1e-6f, 10 },
+        { 1, 2, 100, 8, 6, FEATURE_RELU,    1, 1e-6f, 12 },  /* three full chunks and 4 rows */
     };
     printf("linear attention, max |op − double reference| (tol %.0e relative to max(1, max|ref|)):\n",
            LIN_TOL);
