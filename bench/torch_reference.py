@@ -58,7 +58,7 @@ ZERO_REF = 1e-12            # a float64 reference below this is zero in exact ar
 
 def flops_per_seq(mc, n_classes, T):
     """Forward matmul FLOPs of one sequence: model_flops_per_seq() (include/attnlab/nn/model.h)
-    for a softmax transformer, a RetNet or a Mamba."""
+    for a softmax or linear transformer, a RetNet or a Mamba."""
     d = mc["d_model"]
     hidden = mc["mlp_ratio"] * d
     if mc.get("type") == "mamba":       # model.h's mamba formula
@@ -69,7 +69,11 @@ def flops_per_seq(mc, n_classes, T):
         dv = mc["retnet"]["value_factor"] * d
         per_layer = 4.0 * T * d * d + 6.0 * T * d * dv + 4.0 * T * d * hidden + 2.0 * T * T * (d + dv)
     else:
-        per_layer = 2.0 * T * d * d * 4 + 2.0 * T * T * d * 2 + 2.0 * T * d * hidden * 2
+        if mc["attention"]["type"] == "linear":      # transformer.c's nominal count
+            mix = 2.0 * T * d * (d // mc["n_heads"]) * 2 + 2.0 * T * d
+        else:
+            mix = 2.0 * T * T * d * 2
+        per_layer = 2.0 * T * d * d * 4 + mix + 2.0 * T * d * hidden * 2
     return per_layer * mc["n_layers"] + 2.0 * T * d * n_classes
 
 
@@ -122,12 +126,13 @@ def parity(model_path, data_path):
 
 # ---- bench ----------------------------------------------------------------------------
 
-def bench_model_config(n_layers, n_heads, d, score, causal, positional):
+def bench_model_config(n_layers, n_heads, d, score, causal, positional, attention="softmax"):
     """A full "model" config section as bench.c makes it (cfg_defaults + changes)."""
     return {"d_model": d, "n_layers": n_layers, "n_heads": n_heads, "mlp_ratio": 4,
             "activation": "gelu_tanh", "positional": positional, "embed_layernorm": False,
             "dropout": 0.0, "ln_eps": 1e-5,
-            "attention": {"type": "softmax", "score": score, "beta": 0.1, "causal": causal}}
+            "attention": {"type": attention, "score": score, "beta": 0.1, "causal": causal,
+                          "feature": "elu1", "eps": 1e-6}}
 
 
 def bench_retnet_config(n_layers, n_heads, d):
@@ -148,6 +153,7 @@ BENCH_MODELS = [
     ("causal", bench_model_config(2, 4, 128, "dot", True, "learned"), 16, 16, 100, 32, 10),
     ("retnet", bench_retnet_config(2, 4, 256), 16, 16, 100, 32, 5),
     ("mamba", bench_mamba_config(2, 256), 16, 16, 100, 32, 5),
+    ("linear", bench_model_config(3, 4, 128, "dot", True, "sinusoidal", "linear"), 16, 16, 96, 32, 10),
 ]
 WARMUP_STEPS = 3
 

@@ -9,6 +9,9 @@
  *            factor 1, vocab 16, 16 classes, N 100, batch 32
  *   mamba    Mamba (model.type mamba), 2 layers, d 256, d_state 16, expand 2,
  *            d_conv 4, vocab 16, 16 classes, N 100, batch 32
+ *   linear   paper 004's width-128 ED model: 3 layers, 4 heads, d 128, MLP 4d,
+ *            linear attention (φ = elu + 1), causal, sinusoidal positions, vocab 16,
+ *            16 classes, N 96, batch 32
  * Each is timed in three settings (a step = train/step.h's step_gradients_pool and
  * an Adam step, as the trainer does it):
  *   threads=1      one shard, one BLAS thread            (train.threads 1)
@@ -51,6 +54,7 @@ typedef struct BenchSpec {
     CfgModelType type;
     int layers, heads, d;
     CfgScore score;
+    CfgAttentionType attention;
     int causal;
     CfgPositional pos;
     int vocab, n_classes, T;
@@ -59,14 +63,16 @@ typedef struct BenchSpec {
 
 /* bench/torch_reference.py's BENCH_MODELS builds the same models. */
 static const BenchSpec SPECS[] = {
-    { "match2", MODEL_TRANSFORMER, 1, 1, 64, SCORE_UNIT_NORM, 0, POS_NONE, 37, 2, 32, 100 },
-    { "causal", MODEL_TRANSFORMER, 2, 4, 128, SCORE_DOT, 1, POS_LEARNED, 16, 16, 100, 10 },
+    { "match2", MODEL_TRANSFORMER, 1, 1, 64, SCORE_UNIT_NORM, ATTN_SOFTMAX, 0, POS_NONE, 37, 2, 32, 100 },
+    { "causal", MODEL_TRANSFORMER, 2, 4, 128, SCORE_DOT, ATTN_SOFTMAX, 1, POS_LEARNED, 16, 16, 100, 10 },
     /* paper 003's recurrent baselines: width 256 (index lookup, "up to 6 layers and
      * widths or hidden state size of 256"), 2 layers, N 100 */
-    { "retnet", MODEL_RETNET, 2, 4, 256, SCORE_DOT, 1, POS_NONE, 16, 16, 100, 5 },
+    { "retnet", MODEL_RETNET, 2, 4, 256, SCORE_DOT, ATTN_SOFTMAX, 1, POS_NONE, 16, 16, 100, 5 },
     /* Mamba's width study (paper 003 Fig. 3): 2 layers; d 256, the reference defaults
      * d_state 16, expand 2, d_conv 4 */
-    { "mamba", MODEL_MAMBA, 2, 1, 256, SCORE_DOT, 1, POS_NONE, 16, 16, 100, 5 },
+    { "mamba", MODEL_MAMBA, 2, 1, 256, SCORE_DOT, ATTN_SOFTMAX, 1, POS_NONE, 16, 16, 100, 5 },
+    /* paper 004's ED at width 128 with linear attention (ℓ = 7 has 48–91 positions) */
+    { "linear", MODEL_TRANSFORMER, 3, 4, 128, SCORE_DOT, ATTN_LINEAR, 1, POS_SINUSOIDAL, 16, 16, 96, 10 },
 };
 enum { N_MODELS = sizeof SPECS / sizeof *SPECS };
 
@@ -79,6 +85,7 @@ static void setup_model(BenchModel *b, const BenchSpec *s) {
     m->n_heads = s->heads;
     m->d_model = s->d;
     m->attention.score = s->score;
+    m->attention.type = s->attention;
     m->attention.beta = 0.1f;
     m->attention.causal = s->causal;
     m->positional = s->pos;
