@@ -103,6 +103,8 @@ static inline void axpy(float *restrict y, float a, const float *restrict x, int
 /* The causal form works in chunks of at most LIN_CHUNK rows (see the top). */
 enum { LIN_CHUNK = 32 };
 
+/* Rows of a chunk that starts T rows before the end; for T the whole length, the
+ * rows of the first (and largest) chunk. */
 static int chunk_rows(int T) { return T < LIN_CHUNK ? T : LIN_CHUNK; }
 static int chunk_count(int T) { return (T + LIN_CHUNK - 1) / LIN_CHUNK; }
 
@@ -152,7 +154,7 @@ static void causal_forward(const float *F, const float *G, const float *V, float
     float *S = work, *z = S + (long)D * Dv, *A = z + D;
     memset(S, 0, (size_t)((long)D * Dv + D) * sizeof(float));
     for (int c0 = 0; c0 < T; c0 += LIN_CHUNK) {
-        const int n = T - c0 < LIN_CHUNK ? T - c0 : LIN_CHUNK;
+        const int n = chunk_rows(T - c0);
         const float *Fc = F + (long)c0 * D, *Gc = G + (long)c0 * D, *Vc = V + (long)c0 * Dv;
         float *oc = o + (long)c0 * Dv;
         chunk_scores(Fc, Gc, A, n, D);
@@ -194,7 +196,7 @@ static void causal_backward(const float *F, const float *G, const float *V, cons
     }
     memset(R, 0, (size_t)state * sizeof(float));
     for (int c = nc - 1; c >= 0; c--) {
-        const int c0 = c * LIN_CHUNK, n = T - c0 < LIN_CHUNK ? T - c0 : LIN_CHUNK;
+        const int c0 = c * LIN_CHUNK, n = chunk_rows(T - c0);
         const float *Fc = F + (long)c0 * D, *Gc = G + (long)c0 * D, *Vc = V + (long)c0 * Dv;
         for (int i = 0; i < n; i++)
             dden[i] = norm_grad_row(dO + (long)(c0 + i) * Dv, o + (long)(c0 + i) * Dv, den[c0 + i],
