@@ -173,7 +173,7 @@ static void causal_forward(const float *F, const float *G, const float *V, float
 
 /* dq, dk, dv (any may be NULL; dq and dk through φ′) for one (b, h).  Chunks in
  * reverse order with R = Σ F_i dnum_iᵀ and r = Σ dden_i F_i over the later chunks;
- * within a chunk P = tril(dnum·V_cᵀ + dden 1ᵀ), P_ij = ∂L/∂A_ij·den_i, and
+ * within a chunk P = tril(dnum·V_cᵀ + dden 1ᵀ), P_ij = ∂L/∂A_ij, and
  *   dF_c = P·G_c + dnum·Sᵀ + dden zᵀ       (S, z: the state before the chunk)
  *   dG_c = Pᵀ·F_c + V_c·Rᵀ + 1 rᵀ
  *   dV_c = Aᵀ·dnum + G_c·R.
