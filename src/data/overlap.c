@@ -3,18 +3,12 @@
 
 #include <stdlib.h>
 
-/* A row's key (taskgen_row_key), whole rows when d has no info. */
-static void dataset_row_key(const TaskGen *g, const Dataset *d, int r, int key_len, int *key) {
-    RowInfo whole = { .len = d->seq_len };
-    taskgen_row_key(g, dataset_tokens(d, r), d->info ? &d->info[r] : &whole, key_len, key);
-}
-
 /* Rows of d whose key is in set; with hit, their keys are added there; with o, the
  * rows and those found are counted per group. */
 static long count_in(const TaskGen *g, const Dataset *d, const SeqSet *set, SeqSet *hit, Overlap *o, int *key) {
     long n = 0;
     for (int r = 0; r < d->n; r++) {
-        dataset_row_key(g, d, r, set->seq_len, key);
+        taskgen_dataset_row_key(g, d, r, set->seq_len, key);
         int in = seqset_contains(set, key), group = d->info ? d->info[r].group : 0;
         if (o && group >= 0 && group < o->n_groups) {
             o->group_rows[group]++;

@@ -70,11 +70,15 @@ int taskgen_dataset(const TaskGen *g, TaskSplit split, int n, Rng *rng, const Se
     return 0;
 }
 
+void taskgen_dataset_row_key(const TaskGen *g, const Dataset *d, int r, int key_len, int *key) {
+    RowInfo whole = { .len = d->seq_len };
+    taskgen_row_key(g, dataset_tokens(d, r), d->info ? &d->info[r] : &whole, key_len, key);
+}
+
 void taskgen_add_keys(const TaskGen *g, const Dataset *d, SeqSet *keys) {
     int *key = al_malloc((size_t)keys->seq_len * sizeof(int));
     for (int r = 0; r < d->n; r++) {
-        RowInfo whole = { .len = d->seq_len, .prompt_len = d->seq_len };
-        taskgen_row_key(g, dataset_tokens(d, r), d->info ? &d->info[r] : &whole, keys->seq_len, key);
+        taskgen_dataset_row_key(g, d, r, keys->seq_len, key);
         seqset_add(keys, key);
     }
     free(key);

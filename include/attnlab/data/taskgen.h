@@ -58,6 +58,9 @@ void taskgen_batch(const TaskGen *g, TaskSplit split, Rng *rng, Batch *b);
  * key_len (≥ that length). */
 void taskgen_row_key(const TaskGen *g, const int *tokens, const RowInfo *info, int key_len, int *key);
 
+/* Row r of d's key (taskgen_row_key), the whole row when d has no info. */
+void taskgen_dataset_row_key(const TaskGen *g, const Dataset *d, int r, int key_len, int *key);
+
 /* Draws n examples of `split` from *rng exactly as taskgen_batch draws them (the
  * same rows in the same order, whatever the batch size), keeps none, and returns
  * how many have a key in `keys` (keys->seq_len ≥ max_len); those keys are added to
