@@ -76,6 +76,24 @@ static void softmax_inplace(float *p, int n) {
     for (int j = 0; j < n; j++) p[j] *= inv;
 }
 
+/* out (D) += Σ_t w_t·rows[idx_t] (rows of D floats).  Eight columns at a time are
+ * summed over t in a register and added to out once: accumulating into out row by
+ * row would chain every t through a store and a reload of the same memory. */
+static void sparse_gather_axpy(float *restrict out, const float *restrict w, const int *restrict idx,
+                        int n, const float *restrict rows, int D) {
+    int a0 = 0;
+    for (; a0 + 8 <= D; a0 += 8) {
+        fm_v8 acc = { 0 }, u;
+        for (int t = 0; t < n; t++) acc += w[t] * *fm_load8(&u, rows + (long)idx[t] * D + a0);
+        for (int a = 0; a < 8; a++) out[a0 + a] += acc[a];
+    }
+    for (; a0 < D; a0++) {
+        float acc = 0.0f;
+        for (int t = 0; t < n; t++) acc += w[t] * rows[(long)idx[t] * D + a0];
+        out[a0] += acc;
+    }
+}
+
 /* ------------------------------------------------------------------------------ */
 
 /* One (b, h): P (the rows of every query, laid out as the lists) and O. */
@@ -90,10 +108,7 @@ static void sparse_forward_bh(const SparseLists *L, const float *restrict Q,
         for (int t = 0; t < n; t++) p[t] = scale * fm_dot(qi, K + (long)idx[t] * D, D);
         softmax_inplace(p, n);
         memset(oi, 0, (size_t)Dv * sizeof(float));
-        for (int t = 0; t < n; t++) {
-            const float *vj = V + (long)idx[t] * Dv;
-            for (int e = 0; e < Dv; e++) oi[e] += p[t] * vj[e];
-        }
+        sparse_gather_axpy(oi, p, idx, n, V, Dv);
     }
 }
 
@@ -118,13 +133,12 @@ static void sparse_backward_bh(const SparseLists *L, const float *restrict Q,
         for (int t = 0; t < n; t++) ds[t] = fm_dot(doi, V + (long)idx[t] * Dv, Dv);
         float dot = fm_dot(ds, p, n);
         for (int t = 0; t < n; t++) ds[t] = scale * p[t] * (ds[t] - dot);
-        for (int t = 0; t < n; t++) {
-            const long j = idx[t];
-            if (dq)
-                for (int a = 0; a < D; a++) dq[(long)i * D + a] += ds[t] * K[j * D + a];
-            if (dk)
-                for (int a = 0; a < D; a++) dk[j * D + a] += ds[t] * qi[a];
-        }
+        if (dq) sparse_gather_axpy(dq + (long)i * D, ds, idx, n, K, D);
+        if (dk)
+            for (int t = 0; t < n; t++) {
+                float *dkj = dk + (long)idx[t] * D;
+                for (int a = 0; a < D; a++) dkj[a] += ds[t] * qi[a];
+            }
     }
 }
 
