@@ -497,6 +497,8 @@ int main(void) {
         { 1, 1, 45, 8, 4, 1, 4, 26 },    /* c = block: every key a summary */
         { 2, 2, 12, 8, 4, 0, 1, 27 },    /* k 0: queries 0–2 see nothing → zeros */
         { 1, 1, 96, 32, 8, 2, 1, 28 },
+        { 2, 1, 41, 12, 6, 1, 1, 29 },   /* D 12: one 8-wide column block and 4 single columns */
+        { 1, 2, 29, 4, 4, 2, 1, 30 },    /* D 4 (width 16, 4 heads): single columns only */
     };
     printf("sparse attention vs ad_attention + eq. 6 mask (tol %.0e):\n", SPARSE_TOL);
     for (size_t i = 0; i < sizeof eq6 / sizeof eq6[0]; i++) check_sparse(&eq6[i], 1);
