@@ -79,8 +79,8 @@ static void softmax_inplace(float *p, int n) {
 /* out (D) += Σ_t w_t·rows[idx_t] (rows of D floats).  Eight columns at a time are
  * summed over t in a register and added to out once: accumulating into out row by
  * row would chain every t through a store and a reload of the same memory. */
-static void sparse_gather_axpy(float *restrict out, const float *restrict w, const int *restrict idx,
-                        int n, const float *restrict rows, int D) {
+static void sparse_gather_axpy(float *restrict out, const float *restrict w,
+                               const int *restrict idx, int n, const float *restrict rows, int D) {
     int a0 = 0;
     for (; a0 + 8 <= D; a0 += 8) {
         fm_v8 acc = { 0 }, u;
