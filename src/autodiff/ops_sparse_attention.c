@@ -106,7 +106,8 @@ static void sparse_gather_dots(float *restrict out, const float *restrict x,
             fm_v8 acc[8] = { { 0 } }, u, v;
             for (int a0 = 0; a0 < D; a0 += 8) {
                 fm_load8(&u, x + a0);
-                for (int k = 0; k < 8; k++) acc[k] += u * *fm_load8(&v, rows + (long)idx[t + k] * D + a0);
+                for (int k = 0; k < 8; k++)
+                    acc[k] += u * *fm_load8(&v, rows + (long)idx[t + k] * D + a0);
             }
             const fm_v8i ev = { 0, 8, 2, 10, 4, 12, 6, 14 }, od = { 1, 9, 3, 11, 5, 13, 7, 15 };
             const fm_v8i lo2 = { 0, 1, 8, 9, 4, 5, 12, 13 }, hi2 = { 2, 3, 10, 11, 6, 7, 14, 15 };
