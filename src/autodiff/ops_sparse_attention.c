@@ -95,9 +95,8 @@ static void sparse_gather_axpy(float *restrict out, const float *restrict w,
 }
 
 /* out[t] = x·rows[idx_t] for t < n (rows of D floats).  With D a multiple of 8, eight
- * keys at a time: eight 8-wide partial products, then one transposing reduction
- * (three rounds of pairwise shuffles and adds) gives their eight sums in one vector,
- * in place of eight horizontal sums.  The other keys and D go through fm_dot. */
+ * keys at a time: eight 8-wide partial products, then fm_hsum8x8 gives their eight
+ * sums in one vector, in place of eight horizontal sums.  The other keys and D go through fm_dot. */
 static void sparse_gather_dots(float *restrict out, const float *restrict x,
                                const int *restrict idx, int n, const float *restrict rows, int D) {
     int t = 0;
@@ -109,17 +108,8 @@ static void sparse_gather_dots(float *restrict out, const float *restrict x,
                 for (int k = 0; k < 8; k++)
                     acc[k] += u * *fm_load8(&v, rows + (long)idx[t + k] * D + a0);
             }
-            const fm_v8i ev = { 0, 8, 2, 10, 4, 12, 6, 14 }, od = { 1, 9, 3, 11, 5, 13, 7, 15 };
-            const fm_v8i lo2 = { 0, 1, 8, 9, 4, 5, 12, 13 }, hi2 = { 2, 3, 10, 11, 6, 7, 14, 15 };
-            const fm_v8i lo4 = { 0, 1, 2, 3, 8, 9, 10, 11 }, hi4 = { 4, 5, 6, 7, 12, 13, 14, 15 };
-            fm_v8 s[4], q[2];
-            for (int k = 0; k < 4; k++)
-                s[k] = __builtin_shuffle(acc[2 * k], acc[2 * k + 1], ev) +
-                       __builtin_shuffle(acc[2 * k], acc[2 * k + 1], od);
-            for (int k = 0; k < 2; k++)
-                q[k] = __builtin_shuffle(s[2 * k], s[2 * k + 1], lo2) +
-                       __builtin_shuffle(s[2 * k], s[2 * k + 1], hi2);
-            fm_v8 r = __builtin_shuffle(q[0], q[1], lo4) + __builtin_shuffle(q[0], q[1], hi4);
+            fm_v8 r;
+            fm_hsum8x8(acc, &r);
             memcpy(out + t, &r, sizeof r);
         }
     for (; t < n; t++) out[t] = fm_dot(x, rows + (long)idx[t] * D, D);

@@ -213,8 +213,27 @@ static void check_gelu(AdGelu kind) {
     CHECK(isnan(ye[5]) && isnan(ye[6]) && isnan(de[6]), "%s NaN cases", name);
 }
 
+/* fm_hsum8x8: lane k of the result is the sum of vector k.  Integer-valued lanes, so
+ * every order of addition is exact and the comparison is ==; distinct lane values so
+ * a wrong shuffle cannot pass by symmetry. */
+static void check_hsum8x8(void) {
+    fm_v8 v[8], r;
+    float want[8];
+    for (int k = 0; k < 8; k++) {
+        want[k] = 0.0f;
+        for (int j = 0; j < 8; j++) {
+            v[k][j] = (float)((k * 8 + j) * (j + 3) % 97);
+            want[k] += v[k][j];
+        }
+    }
+    fm_hsum8x8(v, &r);
+    for (int k = 0; k < 8; k++)
+        CHECK(r[k] == want[k], "fm_hsum8x8 lane %d = %g, want %g", k, (double)r[k], (double)want[k]);
+}
+
 int main(void) {
     check_elementary();
+    check_hsum8x8();
     printf("GeLU through ad_gelu and its backward:\n");
     check_gelu(GELU_TANH);
     check_gelu(GELU_ERF);

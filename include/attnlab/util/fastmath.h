@@ -199,6 +199,30 @@ static inline float fm_hsum8(const fm_v8 *v) {
     return s;
 }
 
+/* Two-source lane shuffle: lanes 0–7 of a, then 8–15 of b (gcc and clang spell it
+ * differently). */
+#if defined(__clang__)
+#define FM_SHUFFLE8(a, b, i0, i1, i2, i3, i4, i5, i6, i7) \
+    __builtin_shufflevector(a, b, i0, i1, i2, i3, i4, i5, i6, i7)
+#else
+#define FM_SHUFFLE8(a, b, i0, i1, i2, i3, i4, i5, i6, i7) \
+    __builtin_shuffle(a, b, (fm_v8i){ i0, i1, i2, i3, i4, i5, i6, i7 })
+#endif
+
+/* (*out)[k] = the sum of v[k]'s eight lanes, k < 8: eight horizontal sums in one
+ * transposing pass (three rounds of pairwise shuffles and adds). */
+static inline void fm_hsum8x8(const fm_v8 *v, fm_v8 *out) {
+    fm_v8 s[4], q[2];
+    for (int k = 0; k < 4; k++)
+        s[k] = FM_SHUFFLE8(v[2 * k], v[2 * k + 1], 0, 8, 2, 10, 4, 12, 6, 14) +
+               FM_SHUFFLE8(v[2 * k], v[2 * k + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+    for (int k = 0; k < 2; k++)
+        q[k] = FM_SHUFFLE8(s[2 * k], s[2 * k + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
+               FM_SHUFFLE8(s[2 * k], s[2 * k + 1], 2, 3, 10, 11, 6, 7, 14, 15);
+    *out = FM_SHUFFLE8(q[0], q[1], 0, 1, 2, 3, 8, 9, 10, 11) +
+           FM_SHUFFLE8(q[0], q[1], 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
 /* *acc = max(*acc, *v) per lane, as a mask blend (C has no vector `?:`). */
 static inline void fm_max8(fm_v8 *acc, const fm_v8 *v) {
     fm_v8i m = *v > *acc;
