@@ -14,7 +14,9 @@
 #   - the documented errors: no summary.json without --steps, --steps on a fixed
 #     set, a folder without config.json, a bad --steps value;
 #   - scripts/overlap_audit: each line is overlap --json of a run folder, and
-#     scripts/results_tables overlap renders them.
+#     scripts/results_tables overlap renders them; --update FILE FOLDER… puts the
+#     folders' lines into FILE (replaced, added, the rest kept, path order), and a
+#     file with a line that is not a run's object is refused and left as it was.
 #
 #   sh tests/cli/overlap.sh ATTNLAB REPO
 # Prints "overlap: N checks, N failed"; exits 77 (skipped) without /usr/bin/python3.
@@ -145,6 +147,22 @@ hit = [l for l in md[1].splitlines()[2:]]
 assert len(hit) == 3 and all(l.split("|")[1].strip().strip("`").split("/")[-1] in ("arith", "eq", "idx") for l in hit), md[1]
 EOF
 ok $? "overlap_audit's lines or their table do not match overlap --json of each run"
+# --update puts the audited folders' lines into an existing file (replacing a stale one,
+# adding a missing one, keeping the rest) in path order: the full audit again.
+sed -n '1p;3p' "$work/audit.jsonl" | sed 's/"test_rows_in_train": [0-9]*/"test_rows_in_train": 999/' \
+    >"$work/part.jsonl"
+sed -n '4p' "$work/audit.jsonl" >>"$work/part.jsonl"
+ATTNLAB="$bin" "$repo/scripts/overlap_audit" --update "$work/part.jsonl" "$work/eq" "$work/fixed" "$work/arith" \
+    >"$work/out.txt" 2>&1
+ok $? "overlap_audit --update failed: $(cat "$work/out.txt")"
+cmp -s "$work/part.jsonl" "$work/audit.jsonl" && grep -q "part.jsonl: 3 run(s) audited, 4 in all" "$work/out.txt"
+ok $? "overlap_audit --update did not give the full audit: $(cat "$work/out.txt"; diff "$work/part.jsonl" "$work/audit.jsonl")"
+printf '{"run": "x"}\nnot json\n' >"$work/bad.jsonl"
+cp "$work/bad.jsonl" "$work/bad.before"
+ATTNLAB="$bin" "$repo/scripts/overlap_audit" --update "$work/bad.jsonl" "$work/eq" >"$work/out.txt" 2>&1
+[ $? -ne 0 ] && grep -q "bad.jsonl:2: expected one JSON object with a \"run\" key" "$work/out.txt" &&
+    cmp -s "$work/bad.jsonl" "$work/bad.before"
+ok $? "overlap_audit --update of a file with a bad line: $(cat "$work/out.txt")"
 
 # 4. no weights needed: committed results keep none.
 rm "$work/idx/model.safetensors" "$work/idx/train_state.safetensors"
