@@ -335,7 +335,7 @@ static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard
     p->cells = al_calloc((size_t)w->spec.n_cells, sizeof *p->cells);
     for (long c = 0; c < w->spec.n_cells; c++) {
         if (shard_n && c % shard_n != shard_i) continue;
-        char dir[AL_PATH_MAX], why[512];
+        char dir[AL_PATH_MAX], why[512] = "";
         Config expect;
         if (sweep_cell_config(&w->spec, &w->base, c, &expect, err)) return err->code;
         sweep_cell_dir(run, c, dir, sizeof dir);
@@ -346,6 +346,7 @@ static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard
         p->selected++;
         if (st == CELL_DONE) p->finished++;
         else p->cells[p->n++] = c, p->resume += st == CELL_RESUME;
+        if (st == CELL_NEW && why[0] && !run->quiet) printf("sweep: %s: %s\n", dir, why);
     }
     return 0;
 }

@@ -198,7 +198,7 @@ static void test_grid_and_jobs(void) {
 }
 
 static void test_resume(void) {
-    char C[300], cell[512], other[512], cmd[2048];
+    char C[300], cell[512], other[512], cmd[2048], *log;
     snprintf(C, sizeof C, "%s/c", tmp);
     /* Every cell 20 of 40 steps in, with a checkpoint; then one finished cell copied in. */
     CHECK(RUN("sweep", cfg, "--out", C, "--set", "train.steps=20", "--quiet") == 0, "20-step sweep failed");
@@ -208,11 +208,23 @@ static void test_resume(void) {
     const char *files[] = { "summary.json", "config.json", "model.safetensors", "train.log", "metrics.jsonl" };
     struct utimbuf old = { 1000000000, 1000000000 };
     for (int i = 0; i < 5; i++) utime(in(cell, files[i]), &old);
+    /* One cell's checkpoint lost (a new machine keeps only what git tracks): it starts
+     * again from step 0, saying so, and ends as the uninterrupted run did. */
+    char lost[512];
+    snprintf(lost, sizeof lost, "%s/cells/attention.type=softmax,d_model=16,seed=2", C);
+    snprintf(cmd, sizeof cmd, "cd '%s' && rm summary.json model.safetensors train_state.safetensors", lost);
+    CHECK(system(cmd) == 0, "%s", cmd);
     CHECK(RUN("sweep", cfg, "--out", C, "--jobs", "2") == 0, "resumed sweep failed");
-    EXPECT_OUTPUT("8 cells (4 points x 2 seeds): 1 finished, 7 to resume, 0 to start");
+    EXPECT_OUTPUT("8 cells (4 points x 2 seeds): 1 finished, 6 to resume, 1 to start");
+    EXPECT_OUTPUT("softmax,d_model=16,seed=2: its metrics.jsonl reaches step 20 but no train_state.safetensors is "
+                  "left to continue it: it starts again from step 0");
+    log = read_in(lost, "train.log");
+    CHECK(log && strstr(log, "\nattnlab sweep: its metrics.jsonl reaches step 20 but"), "the restart is not in the "
+          "cell's log:\n%s", log ? log : "(none)");
+    free(log);
     for (int i = 0; i < 5; i++) CHECK(mtime_ns(in(cell, files[i])) == 1000000000L * 1000000000L, "%s was rewritten", files[i]);
     snprintf(other, sizeof other, "%s/cells/attention.type=linear,d_model=8,seed=2", C);
-    char *log = read_in(other, "train.log");
+    log = read_in(other, "train.log");
     CHECK(log && strstr(log, "--resume"), "an unfinished cell did not continue with --resume");
     free(log);
     same_grid(A, C);   /* --resume is bit-exact, so the grid is the uninterrupted one */
