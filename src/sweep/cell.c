@@ -26,24 +26,6 @@ static double number_or_nan(const cJSON *j, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-/* The step of the last complete line of dir/metrics.jsonl; 0 when there is none. */
-static long last_logged_step(const char *dir) {
-    char path[AL_PATH_MAX];
-    AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/metrics.jsonl", dir));
-    char *text = al_read_file(path, NULL);
-    long last = 0;
-    for (char *line = text; line && *line;) {
-        char *end = strchr(line, '\n');
-        if (!end) break;   /* a line half written when the run was killed */
-        *end = 0;
-        const char *s = strstr(line, "\"step\":");
-        if (s) last = atol(s + 7);
-        line = end + 1;
-    }
-    free(text);
-    return last;
-}
-
 CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t why_len) {
     char path[AL_PATH_MAX];
     AL_ASSERT(!al_path_fmt(path, sizeof path, NULL, "%s/config.json", dir));
@@ -89,13 +71,8 @@ CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t 
                  "train.steps (%d)", done, expect->train.steps);
         return CELL_CONFLICT;
     }
-    /* A start whose checkpoint is gone (killed before its first one, or moved to a machine
-     * without the untracked state): it runs again from step 0, and the same config, seed
-     * and thread count give the same curve again; *why says so for the logs. */
-    long logged = last_logged_step(dir);
-    if (logged > 0)
-        snprintf(why, why_len, "its metrics.jsonl reaches step %ld but no train_state.safetensors is left to "
-                 "continue it: it starts again from step 0", logged);
+    /* A start whose checkpoint is gone: the trainer starts it again (and says so). */
+    runfolder_lost_checkpoint(dir, why, why_len);
     return CELL_NEW;
 }
 

@@ -95,7 +95,6 @@ static pid_t worker_start(const SweepRun *run, long cell) {
         close(log);
         return -1;
     }
-    if (state == CELL_NEW && why[0]) dprintf(log, "attnlab sweep: %s\n", why);   /* a lost checkpoint */
     char *argv[2 * SWEEP_MAX_AXES + 12];
     int argc = worker_argv(run, cell, dir, state == CELL_RESUME, argv);
     if (run->rank >= 0) dprintf(log, "==== attnlab sweep (MPI rank %d):", run->rank);

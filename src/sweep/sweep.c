@@ -346,7 +346,7 @@ static int make_plan(const Sweep *w, const SweepRun *run, int shard_i, int shard
         p->selected++;
         if (st == CELL_DONE) p->finished++;
         else p->cells[p->n++] = c, p->resume += st == CELL_RESUME;
-        if (st == CELL_NEW && why[0] && !run->quiet) printf("sweep: %s: %s\n", dir, why);
+        if (st == CELL_NEW && why[0] && !run->quiet) printf("sweep: %s\n", why);
     }
     return 0;
 }

@@ -53,6 +53,35 @@ static void describe_run(const RunFolder *f, char *out, size_t n) {
     free(text);
 }
 
+/* The step of the last complete line of dir/metrics.jsonl; 0 when there is none. */
+static long last_logged_step(const char *dir) {
+    char path[AL_PATH_MAX];
+    if (al_path_fmt(path, sizeof path, NULL, "%s/metrics.jsonl", dir)) return 0;
+    char *text = al_read_file(path, NULL);
+    long last = 0;
+    for (char *line = text; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (!end) break;   /* a line half written when the run was killed */
+        *end = 0;
+        const char *s = strstr(line, "\"step\":");
+        if (s) last = atol(s + 7);
+        line = end + 1;
+    }
+    free(text);
+    return last;
+}
+
+int runfolder_lost_checkpoint(const char *dir, char *out, size_t n) {
+    char path[AL_PATH_MAX];
+    struct stat st;
+    if (al_path_fmt(path, sizeof path, NULL, "%s/train_state.safetensors", dir) || lstat(path, &st) == 0) return 0;
+    long logged = last_logged_step(dir);
+    if (logged <= 0) return 0;
+    snprintf(out, n, "%s/metrics.jsonl reaches step %ld but no train_state.safetensors is left to continue it: "
+             "the run starts again from step 0", dir, logged);
+    return 1;
+}
+
 /* A new run may start here only when nothing of value would be replaced. */
 static int check_new_run(const RunFolder *f, const Config *cfg, AlError *err) {
     char what[128], path[AL_PATH_MAX];

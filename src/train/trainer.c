@@ -348,7 +348,9 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
 
 static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     if (check_all(r, opt, err)) return err->code;
-    char path[AL_PATH_MAX];
+    char path[AL_PATH_MAX], lost[AL_PATH_MAX + 160];
+    if (!opt->resume && !opt->force && runfolder_lost_checkpoint(r->dir, lost, sizeof lost))
+        fprintf(stderr, "attnlab: %s\n", lost);
     if (opt->force && runfolder_clear(&r->folder, err)) return err->code;
     atomic_remove_stale(r->dir);   /* temp files of a run killed mid-write */
     /* config.json follows the latest sitting (train.steps or eval.* may have changed). */

@@ -28,7 +28,8 @@
 #                 that is not a positive integer, a missing step, `./train data`.
 #   run_folder    refusals that leave the folder byte for byte as it was (a new run
 #                 into a finished run, a checkpoint, another config's start; a resume
-#                 with another model; --resume with --force), --force replacing a run,
+#                 with another model; --resume with --force), a new run over metrics
+#                 whose checkpoint is gone (the note, the same result), --force replacing a run,
 #                 a second run or sweep into a busy folder (refused with the PID),
 #                 outputs onto a FIFO, a folder, a device node (root), --out /, an
 #                 over-long --out (> 4031 characters) for a run, a sweep and ./train data; a memory-refused
@@ -298,6 +299,15 @@ case_run_folder() {
         --set model.n_layers=1024 --quiet
     expect_refused "--resume and --force together" 2 "--resume and --force do not mix" \
         "$work/f" "$cfg" --out "$work/f" --resume --force --quiet
+    # A start whose checkpoint is gone (a new machine keeps only what git tracks): a new
+    # run says so, with the step reached, even with --quiet, and ends as the reference.
+    cp -r "$work/ref" "$work/lost"
+    rm "$work/lost/summary.json" "$work/lost"/*.safetensors
+    "$bin" "$cfg" --out "$work/lost" --quiet >"$work/out.txt" 2>&1
+    ok $? "a new run over metrics without a checkpoint failed: $(cat "$work/out.txt")"
+    grep -qF "attnlab: $work/lost/metrics.jsonl reaches step 120 but no train_state.safetensors is left to continue it: the run starts again from step 0" \
+        "$work/out.txt" && same_result "$work/lost" "$work/ref"
+    ok $? "a new run over metrics without a checkpoint: no note, or another result: $(cat "$work/out.txt")"
     touch "$work/f/anna_grid.csv"
     "$bin" "$cfg" --out "$work/f" --force --set train.steps=40 --quiet >"$work/out.txt" 2>&1
     ok $? "--force failed: $(cat "$work/out.txt")"

@@ -216,11 +216,11 @@ static void test_resume(void) {
     CHECK(system(cmd) == 0, "%s", cmd);
     CHECK(RUN("sweep", cfg, "--out", C, "--jobs", "2") == 0, "resumed sweep failed");
     EXPECT_OUTPUT("8 cells (4 points x 2 seeds): 1 finished, 6 to resume, 1 to start");
-    EXPECT_OUTPUT("softmax,d_model=16,seed=2: its metrics.jsonl reaches step 20 but no train_state.safetensors is "
-                  "left to continue it: it starts again from step 0");
+    EXPECT_OUTPUT("softmax,d_model=16,seed=2/metrics.jsonl reaches step 20 but no train_state.safetensors is "
+                  "left to continue it: the run starts again from step 0");
     log = read_in(lost, "train.log");
-    CHECK(log && strstr(log, "\nattnlab sweep: its metrics.jsonl reaches step 20 but"), "the restart is not in the "
-          "cell's log:\n%s", log ? log : "(none)");
+    CHECK(log && strstr(log, "\nattnlab: ") && strstr(log, "seed=2/metrics.jsonl reaches step 20 but"),
+          "the restart is not in the cell's log:\n%s", log ? log : "(none)");
     free(log);
     for (int i = 0; i < 5; i++) CHECK(mtime_ns(in(cell, files[i])) == 1000000000L * 1000000000L, "%s was rewritten", files[i]);
     snprintf(other, sizeof other, "%s/cells/attention.type=linear,d_model=8,seed=2", C);

@@ -42,6 +42,12 @@ int runfolder_open(RunFolder *f, const Config *cfg, const RunFolderOptions *o, A
  * distillation write (config, metrics, checkpoints, summary, figures, anna_*).
  * Returns 0 or 1 with err naming the file that could not be removed. */
 int runfolder_clear(const RunFolder *f, AlError *err);
+/* A folder whose metrics.jsonl shows steps but that holds no train_state.safetensors
+ * to continue them (a run killed before its first checkpoint; a fresh clone or a new
+ * machine, since checkpoints are not in git): a new run there starts again from
+ * step 0, the same curve for the same config, seed and thread count.  Returns 1 and
+ * puts that, naming the step reached, into out; else 0. */
+int runfolder_lost_checkpoint(const char *dir, char *out, size_t n);
 /* dir/file into out (AL_PATH_MAX bytes hold any file of the run). */
 void runfolder_path(const RunFolder *f, const char *file, char *out, size_t n);
 void runfolder_close(RunFolder *f);
