@@ -22,8 +22,9 @@ typedef enum {
 
 /* What dir holds, judged against the cell's expected config.  *why (CONFLICT)
  * says what differs; for a NEW cell whose checkpoint is gone it says that the run
- * starts again (runfolder_lost_checkpoint; else it is left as given).  Everything the trainer may change on --resume (name, train.steps,
- * train.threads, eval.*) only makes a finished cell resumable. */
+ * starts again (runfolder_lost_checkpoint; else it is left as given).  Everything
+ * the trainer may change on --resume (name, train.steps, train.threads, eval.*)
+ * only makes a finished cell resumable. */
 CellState cell_inspect(const char *dir, const Config *expect, char *why, size_t why_len);
 
 /* The final figures of a finished cell, from its summary.json.  Metrics the run
