@@ -30,5 +30,15 @@ echo "$out" | grep -q 'the block of results/models.md differs from its data: `sc
 { printf '<!-- include results/models.md -->\n'; cat results/models.md; printf '<!-- end include -->\n'; } > "$tmp/n.md"
 out=$(scripts/readme_include --regenerate --require-command "$tmp/n.md") && fail "a block without a command passed"
 echo "$out" | grep -q "names no generating command" || fail "the block without a command was not named: $out"
+# smallest: the widths a row ran name its range, a group with no run in a row says so, and a
+# hit at the narrowest width a row ran is a bound when other rows ran narrower.
+printf 'n,d,type,acc,n_params,flops_per_seq\n1,16,a,0.95,10,1000000\n1,16,b,0.5,10,1000000\n1,32,b,0.8,20,2000000\n2,32,a,0.5,20,2000000\n3,32,b,0.9,20,2000000\n' > "$tmp/g.csv"
+out=$(scripts/results_tables smallest "$tmp/g.csv" n d type acc 0.9)
+echo "$out" | grep -qF '| 1 | 16 (95.0%; 10 params, 1.0 MFLOP/seq) | none of 16..32 (80.0% at 32) |' ||
+    fail "smallest: row 1 is not the hit and the widths run: $out"
+echo "$out" | grep -qF '| 2 | none of 32 (50.0% at 32) | not run |' ||
+    fail "smallest: row 2 does not name the one width run and the group not run: $out"
+echo "$out" | grep -qF '| 3 | not run | ≤ 32 (90.0%; 20 params, 2.0 MFLOP/seq) |' ||
+    fail "smallest: a hit at a row's narrowest run, other rows narrower, is not a bound: $out"
 echo "results_tables: $(echo "$mds" | wc -w) write-ups, $failures failed"
 [ "$failures" -eq 0 ]
