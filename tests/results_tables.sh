@@ -40,5 +40,16 @@ echo "$out" | grep -qF '| 2 | none of 32 (50.0% at 32) | not run |' ||
     fail "smallest: row 2 does not name the one width run and the group not run: $out"
 echo "$out" | grep -qF '| 3 | not run | ≤ 32 (90.0%; 20 params, 2.0 MFLOP/seq) |' ||
     fail "smallest: a hit at a row's narrowest run, other rows narrower, is not a bound: $out"
+# grid: a table whose cells average different numbers of seeds marks each multi-seed cell
+# with its spread and count (cells not run, 0 seeds, do not count); one seed count, no marks.
+printf 'n,d,seeds_done,acc_mean,acc_std\n1,16,3,0.5,0.1\n1,32,1,0.9,\n2,16,0,,\n' > "$tmp/s.csv"
+out=$(scripts/results_tables grid "$tmp/s.csv" n acc_mean --col d)
+echo "$out" | grep -qF '| 1 | 50.0% ± 10.0 (3 seeds) | 90.0% |' ||
+    fail "grid: a 3-seed cell beside a 1-seed one is not marked with its spread and count: $out"
+echo "$out" | grep -qF 'over n seeds; the others are one seed.' || fail "grid: no note on the marks: $out"
+printf 'n,d,seeds_done,acc_mean,acc_std\n1,16,3,0.5,0.1\n1,32,3,0.9,0.0\n2,16,0,,\n' > "$tmp/u.csv"
+out=$(scripts/results_tables grid "$tmp/u.csv" n acc_mean --col d)
+echo "$out" | grep -qF '| 1 | 50.0% | 90.0% |' || fail "grid: cells of one seed count are marked: $out"
+echo "$out" | grep -q 'seeds' && fail "grid: a note on marks where none are: $out"
 echo "results_tables: $(echo "$mds" | wc -w) write-ups, $failures failed"
 [ "$failures" -eq 0 ]
