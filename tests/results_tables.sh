@@ -47,6 +47,12 @@ out=$(scripts/results_tables grid "$tmp/s.csv" n acc_mean --col d)
 echo "$out" | grep -qF '| 1 | 50.0% ± 10.0 (3 seeds) | 90.0% |' ||
     fail "grid: a 3-seed cell beside a 1-seed one is not marked with its spread and count: $out"
 echo "$out" | grep -qF 'over n seeds; the others are one seed.' || fail "grid: no note on the marks: $out"
+# no cell of one seed: every cell is marked and the note names no "others"
+printf 'n,d,seeds_done,acc_mean,acc_std\n1,16,3,0.5,0.1\n1,32,2,0.9,0.02\n' > "$tmp/m.csv"
+out=$(scripts/results_tables grid "$tmp/m.csv" n acc_mean --col d)
+echo "$out" | grep -qF '| 1 | 50.0% ± 10.0 (3 seeds) | 90.0% ± 2.0 (2 seeds) |' ||
+    fail "grid: 3- and 2-seed cells are not both marked: $out"
+echo "$out" | grep -qF 'over n seeds; every cell is marked.' || fail "grid: the note names others where there are none: $out"
 printf 'n,d,seeds_done,acc_mean,acc_std\n1,16,3,0.5,0.1\n1,32,3,0.9,0.0\n2,16,0,,\n' > "$tmp/u.csv"
 out=$(scripts/results_tables grid "$tmp/u.csv" n acc_mean --col d)
 echo "$out" | grep -qF '| 1 | 50.0% | 90.0% |' || fail "grid: cells of one seed count are marked: $out"
