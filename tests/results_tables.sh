@@ -19,6 +19,9 @@ scripts/readme_include --check $mds || fail "a results write-up's block differs 
 # shellcheck disable=SC2086
 scripts/readme_include --regenerate --require-command $mds || fail "a results table differs from its data (above)"
 
+# The sentences on the arithmetic cells at 7 and 8 operators are written from their data too.
+scripts/arith_wide_prose --check || fail "the arithmetic sentences on 7 and 8 operators differ from their data (above)"
+
 # The checker itself: a block whose command prints other text, and one naming no command.
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
@@ -30,6 +33,26 @@ echo "$out" | grep -q 'the block of results/models.md differs from its data: `sc
 { printf '<!-- include results/models.md -->\n'; cat results/models.md; printf '<!-- end include -->\n'; } > "$tmp/n.md"
 out=$(scripts/readme_include --regenerate --require-command "$tmp/n.md") && fail "a block without a command passed"
 echo "$out" | grep -q "names no generating command" || fail "the block without a command was not named: $out"
+# arith_wide_prose: a number edited by hand in the write-up or the verdicts is named by
+# --check, and the rewrite puts back the sentences from the data, byte for byte.
+mkdir -p "$tmp/r/results/paper004" && ln -s "$PWD/results/paper004/arith_wide" "$tmp/r/results/paper004/arith_wide"
+cp results/README.md "$tmp/r/results/"
+sed 's/the sparse model ends 7 operators at [0-9.]*%/the sparse model ends 7 operators at 99.9%/' \
+    results/verdicts.tsv > "$tmp/r/results/verdicts.tsv"
+/usr/bin/python3 -c 'import re, sys; t = open(sys.argv[1]).read()
+words = r"\s+".join("At 7 operators the sparse model at width 128 ends at".split())
+t, k = re.subn("(" + words + r"\s+)[0-9.]+%", r"\g<1>99.9%", t, 1)
+assert k == 1; open(sys.argv[2], "w").write(t)' results/paper004/README.md "$tmp/r/results/paper004/README.md" ||
+    fail "arith_wide_prose: the write-up has no sentence on the sparse model at 7 operators"
+out=$(scripts/arith_wide_prose --check --root "$tmp/r") && fail "arith_wide_prose --check passed numbers edited by hand"
+for f in results/paper004/README.md results/verdicts.tsv; do
+    echo "$out" | grep -qF "arith_wide_prose: $f differs from the data" || fail "arith_wide_prose --check did not name $f: $out"
+done
+echo "$out" | grep -qF "results/README.md differs" && fail "arith_wide_prose --check named an unchanged file: $out"
+scripts/arith_wide_prose --root "$tmp/r" >/dev/null || fail "arith_wide_prose could not rewrite the edited copies"
+for f in results/paper004/README.md results/verdicts.tsv results/README.md; do
+    cmp -s "$f" "$tmp/r/$f" || fail "arith_wide_prose: the rewritten $f is not the committed one"
+done
 # smallest: the widths a row ran name its range, a group with no run in a row says so, and a
 # hit at the narrowest width a row ran is a bound when other rows ran narrower.
 printf 'n,d,type,acc,n_params,flops_per_seq\n1,16,a,0.95,10,1000000\n1,16,b,0.5,10,1000000\n1,32,b,0.8,20,2000000\n2,32,a,0.5,20,2000000\n3,32,b,0.9,20,2000000\n' > "$tmp/g.csv"
