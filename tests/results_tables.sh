@@ -76,9 +76,17 @@ out=$(scripts/results_tables grid "$tmp/m.csv" n acc_mean --col d)
 echo "$out" | grep -qF '| 1 | 50.0% ± 10.0 (3 seeds) | 90.0% ± 2.0 (2 seeds) |' ||
     fail "grid: 3- and 2-seed cells are not both marked: $out"
 echo "$out" | grep -qF 'over n seeds; every cell is marked.' || fail "grid: the note names others where there are none: $out"
+# one seed count above one: each cell shows its spread, the note gives the count once
 printf 'n,d,seeds_done,acc_mean,acc_std\n1,16,3,0.5,0.1\n1,32,3,0.9,0.0\n2,16,0,,\n' > "$tmp/u.csv"
 out=$(scripts/results_tables grid "$tmp/u.csv" n acc_mean --col d)
-echo "$out" | grep -qF '| 1 | 50.0% | 90.0% |' || fail "grid: cells of one seed count are marked: $out"
-echo "$out" | grep -q 'seeds' && fail "grid: a note on marks where none are: $out"
+echo "$out" | grep -qF '| 1 | 50.0% ± 10.0 | 90.0% ± 0.0 |' || fail "grid: cells of one seed count lack their spread: $out"
+echo "$out" | grep -qF 'Each cell is the mean ± standard deviation (in points) over 3 seeds.' ||
+    fail "grid: no note on the spread of cells of one seed count: $out"
+echo "$out" | grep -q '(3 seeds)' && fail "grid: cells of one seed count marked with the count: $out"
+# one seed everywhere: no marks, no note
+printf 'n,d,seeds_done,acc_mean,acc_std\n1,16,1,0.5,\n1,32,1,0.9,\n' > "$tmp/o.csv"
+out=$(scripts/results_tables grid "$tmp/o.csv" n acc_mean --col d)
+echo "$out" | grep -qF '| 1 | 50.0% | 90.0% |' || fail "grid: cells of one seed are marked: $out"
+echo "$out" | grep -q 'seeds' && fail "grid: a note on seeds where each cell has one: $out"
 echo "results_tables: $(echo "$mds" | wc -w) write-ups, $failures failed"
 [ "$failures" -eq 0 ]
