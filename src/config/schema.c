@@ -25,6 +25,7 @@ _Static_assert(sizeof(CfgSchedule) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgFinetuneParams) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgFinetuneHashes) == sizeof(int), "enum size");
 _Static_assert(sizeof(CfgNonfinite) == sizeof(int), "enum size");
+_Static_assert(sizeof(CfgStopMetric) == sizeof(int), "enum size");
 
 /* Names are indexed by the enum value (designated), so reordering an enum in
  * nn/model_config.h, data/task_config.h or config.h cannot silently remap names. */
@@ -60,6 +61,7 @@ static const char *const cfg_sched_names[] = {
     [SCHED_WARMUP_COSINE] = "warmup_cosine", NULL };
 static const char *const cfg_optim_names[] = { "adam", "adamw", NULL };
 static const char *const cfg_nonfinite_names[] = { [NONFINITE_STOP] = "stop", [NONFINITE_SKIP] = "skip", NULL };
+static const char *const cfg_stop_metric_names[] = { [STOP_ON_TOKEN] = "token", [STOP_ON_SEQ] = "seq", NULL };
 
 #define AT(f)        .off = offsetof(Config, f), .size = sizeof(((Config *)0)->f)
 #define GE(a)        .min = (a), .max = INFINITY
@@ -300,7 +302,10 @@ const CfgKey cfg_keys[] = {
       ONLY_FOR_TASKS(~FILE_TASK),
       .doc = "test sequences, drawn independently of the training set" },
     { "eval.stop_at_error", CFG_FLOAT, AT(eval.stop_at_error), LE(1), .def = -1,
-      .doc = "stop when the test token error is <= this; < 0 = never" },
+      .doc = "stop when the test error (eval.stop_metric) is <= this; < 0 = never" },
+    { "eval.stop_metric", CFG_ENUM, AT(eval.stop_metric), .names = cfg_stop_metric_names, .def = STOP_ON_TOKEN,
+      .doc = "the error eval.stop_at_error bounds: token (scored positions) or seq (sequences with every scored "
+             "position right, e.g. paper 003's Eq-ncp accuracy); the same for one scored position per sequence" },
     { "eval.checkpoint_every", CFG_INT, AT(eval.checkpoint_every), GE(0), .def = 0,
       .doc = "save model and training state every N steps; 0 = at evaluations" },
 

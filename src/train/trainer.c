@@ -428,6 +428,11 @@ static int pause_run(Run *r, AlError *err) {
     return 0;
 }
 
+/* The test error eval.stop_at_error bounds (eval.stop_metric). */
+static double stop_error(const Run *r) {
+    return 1 - (r->cfg.eval.stop_metric == STOP_ON_SEQ ? r->last_eval.seq_acc : r->last_eval.token_acc);
+}
+
 static int loop(Run *r, AlError *err) {
     const CfgTrain *tc = &r->cfg.train;
     const CfgEval *ec = &r->cfg.eval;
@@ -447,7 +452,7 @@ static int loop(Run *r, AlError *err) {
         int last = r->st.step == tc->steps;
         int eval_now = r->st.step % ec->every == 0 || last;
         if (eval_now) do_eval(r, lr);
-        int stop = eval_now && ec->stop_at_error >= 0 && 1 - r->last_eval.token_acc <= ec->stop_at_error;
+        int stop = eval_now && ec->stop_at_error >= 0 && stop_error(r) <= ec->stop_at_error;
         int ckpt = ec->checkpoint_every ? r->st.step % ec->checkpoint_every == 0 : eval_now;
         if ((ckpt || last || stop) && save(r, err)) return err->code;
         ProgressInfo pi = { r->st.step, tc->steps, r->st.loss_count ? r->st.loss_sum / r->st.loss_count : 0,
@@ -456,8 +461,9 @@ static int loop(Run *r, AlError *err) {
         progress_step(&r->progress, &pi);
         if (stop) {
             stopped_early = 1;
-            progress_line(&r->progress, "stopping early: test token error %.4f <= %.4f",
-                          1 - r->last_eval.token_acc, (double)ec->stop_at_error);
+            progress_line(&r->progress, "stopping early: test %s error %.4f <= %.4f",
+                          ec->stop_metric == STOP_ON_SEQ ? "sequence" : "token", stop_error(r),
+                          (double)ec->stop_at_error);
             break;
         }
     }

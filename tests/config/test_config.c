@@ -95,7 +95,7 @@ static void test_defaults(void) {
     CHECK(t->schedule == SCHED_CONSTANT && t->warmup_steps == 0 && t->min_lr == 0.0f && t->batch_size == 32 &&
           t->steps == 1000 && t->grad_clip == 0.0f && t->threads == 0, "train defaults");
     CHECK(c.eval.every == 100 && c.eval.test_size == 256 && c.eval.stop_at_error == -1.0f &&
-          c.eval.checkpoint_every == 0, "eval defaults");
+          c.eval.stop_metric == STOP_ON_TOKEN && c.eval.checkpoint_every == 0, "eval defaults");
 
     /* An empty object means "all defaults"; so does a file naming a few of them. */
     Config e = parse_ok("{}");
@@ -364,6 +364,8 @@ static void test_range_errors(void) {
     EXPECT_FAIL("{\"train\": {\"steps\": 3e9}}", SRC ": train.steps: must be <= 2147483647 (the int range), got 3000000000");
     EXPECT_FAIL("{\"eval\": {\"every\": 0}}", SRC ": eval.every: must be >= 1, got 0");
     EXPECT_FAIL("{\"eval\": {\"stop_at_error\": 1.5}}", SRC ": eval.stop_at_error: must be <= 1, got 1.5");
+    EXPECT_FAIL("{\"eval\": {\"stop_metric\": \"sequence\"}}",
+                SRC ": eval.stop_metric: expected one of \"token\", \"seq\"; got \"sequence\"");
     EXPECT_FAIL("{\"seed\": -1}", SRC ": seed: must be in [0, 9007199254740992], got -1");
     EXPECT_FAIL("{\"name\": \"my run\"}", SRC ": name: must be 1-127 characters of A-Z a-z 0-9 . _ - +",
                 "got a string (\"my run\")");

@@ -6,7 +6,8 @@
  *   - model.safetensors loads back into a fresh model identical to the trained one;
  *   - a bad config exits 2 and writes nothing; bad resumes are refused clearly;
  *   - a checkpoint written before a config key existed still resumes when the key
- *     is at its default (and is refused when it is not). */
+ *     is at its default (and is refused when it is not);
+ *   - eval.stop_metric picks the error eval.stop_at_error bounds. */
 #include "check.h"
 #include "testutil.h"
 #include "attnlab/config/config.h"
@@ -484,6 +485,73 @@ static void test_resume_older_checkpoint(void) {
     free(now);
 }
 
+/* Reads summary.json's "steps" and "stopped_early" of dir; -1 steps when unreadable. */
+static long summary_steps(const char *dir, int *early) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *s = read_file(path);
+    cJSON *j = s ? cJSON_Parse(s) : NULL;
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");
+    long n = cJSON_IsNumber(steps) ? (long)steps->valuedouble : -1;
+    *early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stopped_early"));
+    cJSON_Delete(j);
+    free(s);
+    return n;
+}
+
+/* eval.stop_metric: the same run stops at the first evaluation whose token error
+ * ("token") or sequence error ("seq", 1 − seq_acc) is <= eval.stop_at_error.  The
+ * expected steps come from test_short_run's metrics (same config and seed, same
+ * curve), with the bound halfway between the two errors where they differ most, so
+ * the two metrics must stop at different steps. */
+static void test_stop_metric(void) {
+    char full[512], path[600];
+    snprintf(full, sizeof full, "%s/full", tmp);
+    snprintf(path, sizeof path, "%s/metrics.jsonl", full);
+    char *m = read_file(path);
+    CHECK(m != NULL, "no metrics in %s", full);
+    if (!m) return;
+    long steps[64];
+    double tok[64], seq[64];
+    int n = 0, widest = -1;
+    for (char *line = strtok(m, "\n"); line && n < 64; line = strtok(NULL, "\n")) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "step"), *t = cJSON_GetObjectItemCaseSensitive(j, "token_error"),
+                    *q = cJSON_GetObjectItemCaseSensitive(j, "seq_acc");
+        if (cJSON_IsNumber(s) && cJSON_IsNumber(t) && cJSON_IsNumber(q)) {
+            steps[n] = (long)s->valuedouble, tok[n] = t->valuedouble, seq[n] = 1 - q->valuedouble;
+            if (widest < 0 || seq[n] - tok[n] > seq[widest] - tok[widest]) widest = n;
+            n++;
+        }
+        cJSON_Delete(j);
+    }
+    free(m);
+    CHECK(widest >= 0 && seq[widest] - tok[widest] > 0.01, "no evaluation where the sequence error exceeds the token error");
+    if (widest < 0) return;
+    double bound = (tok[widest] + seq[widest]) / 2;
+    long want_tok = 120, want_seq = 120;
+    for (int i = n - 1; i >= 0; i--) {
+        if (tok[i] <= bound) want_tok = steps[i];
+        if (seq[i] <= bound) want_seq = steps[i];
+    }
+    CHECK(want_tok < want_seq, "bound %.4f: token error stops at %ld, sequence error at %ld", bound, want_tok, want_seq);
+    const char *names[2] = {"token", "seq"};
+    const long want[2] = {want_tok, want_seq};
+    for (int k = 0; k < 2; k++) {
+        char out[512], b[64], metric[64];
+        snprintf(out, sizeof out, "%s/stop_%s", tmp, names[k]);
+        snprintf(b, sizeof b, "eval.stop_at_error=%.6f", bound);
+        snprintf(metric, sizeof metric, "eval.stop_metric=%s", names[k]);
+        const char *sets[] = {b, metric};
+        AlError err;
+        CHECK(run(out, sets, 2, 0, &err) == 0, "stop_metric %s: %s", names[k], err.msg);
+        int early = 0;
+        long got = summary_steps(out, &early);
+        CHECK(got == want[k] && early == (want[k] < 120), "stop_metric %s, bound %.4f: stopped at %ld (early %d), want %ld",
+              names[k], bound, got, early, want[k]);
+    }
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/attnlab_train_XXXXXX");
     if (!mkdtemp(tmp)) return 1;
@@ -491,6 +559,7 @@ int main(void) {
     snprintf(cfg, sizeof cfg, "%s/config.json", tmp);
     write_file(cfg, CONFIG);
     test_short_run();
+    test_stop_metric();
     test_dropout_trains();
     test_resume_is_exact();
     test_resume_extends_decay();

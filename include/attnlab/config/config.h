@@ -24,6 +24,7 @@
 
 typedef enum { SCHED_CONSTANT, SCHED_WARMUP_LINEAR, SCHED_WARMUP_COSINE } CfgSchedule;
 typedef enum { NONFINITE_STOP, NONFINITE_SKIP } CfgNonfinite;   /* a step with a NaN/inf loss or grad norm */
+typedef enum { STOP_ON_TOKEN, STOP_ON_SEQ } CfgStopMetric;       /* the error eval.stop_at_error bounds */
 
 typedef struct CfgTrain {
     char optimizer[16];      /* "adam" | "adamw" (adamw = decoupled weight decay) */
@@ -41,7 +42,8 @@ typedef struct CfgTrain {
 typedef struct CfgEval {
     int every;               /* evaluate every N steps (and at the last step) */
     int test_size;           /* test sequences, drawn independently of the train set */
-    float stop_at_error;     /* stop early when test token error ≤ this; < 0 = never */
+    float stop_at_error;     /* stop early when the test error of stop_metric is ≤ this; < 0 = never */
+    CfgStopMetric stop_metric; /* token: scored positions; seq: whole sequences (every position right) */
     int checkpoint_every;    /* save model + training state every N steps; 0 = at evals */
 } CfgEval;
 
