@@ -132,17 +132,35 @@ Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets) {
  * mean over counted rows of Σ_c softplus(z_c) − y_c·z_c, with softplus(z) =
  * max(z, 0) + log(1 + e^−|z|) (no overflow for any z). */
 
-/* Σ_c log(1 + e_c) for e_c in [0, 1], as logs of products: every factor is in
- * [1, 2], so 512 of them multiply to at most 2^512 in double, and the rounding of
- * the product costs ~1e-13 absolute per block.  One log per 512 classes instead of
- * a log1p per class, which at |Σ| = 1024 would cost more than the model. */
-static double sum_log1p(const float *e, int n) {
+/* Σ_c softplus(s·z_c) over one row, s = ±1: Σ max(s·z_c, 0) + log Π (1 + e^−|z_c|).
+ * The logs are taken of products: every factor is in [1, 2], so a block of 512 of
+ * them multiplies to at most 2^512 in double, one log per block instead of a log1p
+ * per class (which at |Σ| = 1 024 would cost more than the model), and the rounding
+ * of the product costs ~1e-13 absolute per block.  Sixteen independent lanes of
+ * partial products and sums, combined in a fixed order at the end of each block,
+ * let gcc vectorise the loop (one running sum or product it may not reorder) and
+ * keep the result the same for every vector width.  A NaN logit makes the sum NaN. */
+#define SOFTPLUS_LANES 16
+static double softplus_row_sum(const float *z, int n, float s) {
     double total = 0.0;
     for (int c0 = 0; c0 < n; c0 += 512) {
-        int c1 = n - c0 < 512 ? n : c0 + 512;
-        double prod = 1.0;
-        for (int c = c0; c < c1; c++) prod *= 1.0 + (double)e[c];
-        total += log(prod);
+        int c1 = n - c0 < 512 ? n : c0 + 512, c = c0;
+        double prod[SOFTPLUS_LANES], lin[SOFTPLUS_LANES];
+        for (int j = 0; j < SOFTPLUS_LANES; j++) prod[j] = 1.0, lin[j] = 0.0;
+        for (; c + SOFTPLUS_LANES <= c1; c += SOFTPLUS_LANES)
+            for (int j = 0; j < SOFTPLUS_LANES; j++) {
+                float x = s * z[c + j];
+                prod[j] *= 1.0 + (double)fm_exp(-fabsf(x));
+                lin[j] += (double)fm_select(x > 0.0f, x, 0.0f);
+            }
+        for (int j = 0; c < c1; c++, j++) {
+            float x = s * z[c];
+            prod[j] *= 1.0 + (double)fm_exp(-fabsf(x));
+            lin[j] += (double)fm_select(x > 0.0f, x, 0.0f);
+        }
+        double p = 1.0, l = 0.0;
+        for (int j = 0; j < SOFTPLUS_LANES; j++) p *= prod[j], l += lin[j];
+        total += l + log(p);
     }
     return total;
 }
@@ -180,8 +198,6 @@ Tensor *ad_bce_multilabel(Tape *t, Tensor *logits, const int *targets) {
     long rows = tensor_rows(logits);
     int needs_grad = tape_needs_grad(t, logits, NULL, NULL);
     Tensor *loss = tape_tensor(t, needs_grad, 1, (const int[]){ 1 });
-    /* e^−|z| of the row at hand; the backward reuses it as its σ − y row. */
-    float *e = tape_scratch(t, (size_t)C * sizeof(float));
     double total = 0.0;
     long counted = 0;
     for (long r = 0; r < rows; r++) {
@@ -189,20 +205,17 @@ Tensor *ad_bce_multilabel(Tape *t, Tensor *logits, const int *targets) {
         if (tgt < 0) continue;
         AL_ASSERT(tgt <= C);
         const float *z = logits->data + r * C;
-        const int all = tgt == C;
-        double lin = 0.0;   /* Σ_c max(z_c, 0) − y_c·z_c = Σ_c max(±z_c, 0) with − where y_c = 1 */
-        for (int c = 0; c < C; c++) {
-            e[c] = fm_exp(-fabsf(z[c]));
-            lin += (double)fmaxf(all ? -z[c] : z[c], 0.0f);
-        }
-        if (!all) lin -= (double)z[tgt];
-        total += lin + sum_log1p(e, C);
+        /* Every class valid: softplus(z) − z = softplus(−z) for each; one valid
+         * class: Σ_c softplus(z_c), less its z. */
+        if (tgt == C) total += softplus_row_sum(z, C, -1.0f);
+        else total += softplus_row_sum(z, C, 1.0f) - (double)z[tgt];
         counted++;
     }
     loss->data[0] = counted ? (float)(total / (double)counted) : 0.0f;
     if (needs_grad)
         ad_record(t, (TapeEntry){ .op = OP_BCE_MULTILABEL, .backward = bce_multilabel_backward, .out = loss,
-                                  .in = { logits }, .saved = { ad_saved_copy(t, targets, (size_t)rows * sizeof(int)), e },
+                                  .in = { logits }, .saved = { ad_saved_copy(t, targets, (size_t)rows * sizeof(int)),
+                                             tape_scratch(t, (size_t)C * sizeof(float)) },
                                   .f = { counted ? 1.0f / (float)counted : 0.0f }, .first_write = 1 });
     return loss;
 }
