@@ -136,9 +136,9 @@ Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets) {
  * The logs are taken of products: every factor is in [1, 2], so a block of 512 of
  * them multiplies to at most 2^512 in double, one log per block instead of a log1p
  * per class (which at |Σ| = 1 024 would cost more than the model), and the rounding
- * of the product costs ~1e-13 absolute per block.  Sixteen independent lanes of
- * partial products and sums, combined in a fixed order at the end of each block,
- * let gcc vectorise the loop (one running sum or product it may not reorder) and
+ * of the product costs ~1e-13 absolute per block.  Strict IEEE forbids gcc to
+ * reorder a single running sum or product, so sixteen independent lanes of them,
+ * combined in a fixed order at the end of each block, let it vectorise the loop and
  * keep the result the same for every vector width.  A NaN logit makes the sum NaN. */
 #define SOFTPLUS_LANES 16
 static double softplus_row_sum(const float *z, int n, float s) {
