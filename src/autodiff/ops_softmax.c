@@ -141,6 +141,13 @@ Tensor *ad_cross_entropy(Tape *t, Tensor *logits, const int *targets) {
  * combined in a fixed order at the end of each block, let it vectorise the loop and
  * keep the result the same for every vector width.  A NaN logit makes the sum NaN. */
 #define SOFTPLUS_LANES 16
+
+/* One class into lane j: the factor 1 + e^−|x| and the linear part max(x, 0). */
+static inline void softplus_lane_add(double *prod, double *lin, int j, float x) {
+    prod[j] *= 1.0 + (double)fm_exp(-fabsf(x));
+    lin[j] += (double)fm_select(x > 0.0f, x, 0.0f);
+}
+
 static double softplus_row_sum(const float *z, int n, float s) {
     double total = 0.0;
     for (int c0 = 0; c0 < n; c0 += 512) {
@@ -148,16 +155,8 @@ static double softplus_row_sum(const float *z, int n, float s) {
         double prod[SOFTPLUS_LANES], lin[SOFTPLUS_LANES];
         for (int j = 0; j < SOFTPLUS_LANES; j++) prod[j] = 1.0, lin[j] = 0.0;
         for (; c + SOFTPLUS_LANES <= c1; c += SOFTPLUS_LANES)
-            for (int j = 0; j < SOFTPLUS_LANES; j++) {
-                float x = s * z[c + j];
-                prod[j] *= 1.0 + (double)fm_exp(-fabsf(x));
-                lin[j] += (double)fm_select(x > 0.0f, x, 0.0f);
-            }
-        for (int j = 0; c < c1; c++, j++) {
-            float x = s * z[c];
-            prod[j] *= 1.0 + (double)fm_exp(-fabsf(x));
-            lin[j] += (double)fm_select(x > 0.0f, x, 0.0f);
-        }
+            for (int j = 0; j < SOFTPLUS_LANES; j++) softplus_lane_add(prod, lin, j, s * z[c + j]);
+        for (int j = 0; c < c1; c++, j++) softplus_lane_add(prod, lin, j, s * z[c]);
         double p = 1.0, l = 0.0;
         for (int j = 0; j < SOFTPLUS_LANES; j++) p *= prod[j], l += lin[j];
         total += l + log(p);
