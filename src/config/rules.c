@@ -5,6 +5,7 @@
  * run never trains to the end and then refuses to distil. */
 #include "schema.h"
 #include "attnlab/config/distill_cells.h"
+#include "attnlab/nn/model.h"
 #include "attnlab/util/intlist.h"
 
 #include <limits.h>
@@ -277,9 +278,28 @@ static int cfg_train_rules(const CfgTrain *t, CfgProblem *p) {
     return 0;
 }
 
+/* Length groups cut a row after its last scored position: only a causal model's
+ * earlier outputs are the same without the rest, and dropout's masks follow a row's
+ * place in the batch, which the groups change. */
+static int cfg_length_group_rules(const Config *c, CfgProblem *p) {
+    if (c->train.length_groups == 1) return 0;
+    char a[32];
+    if (c->model.dropout > 0)
+        return cfg_problem(p, "train.length_groups", "model.dropout",
+                           "train.length_groups (%d) needs model.dropout 0, got %s (the groups reorder the rows, "
+                           "whose places draw the dropout masks)", c->train.length_groups,
+                           cfg_fmt_float(c->model.dropout, a, sizeof a));
+    if (!model_is_causal(&c->model))
+        return cfg_problem(p, "train.length_groups", "model.attention.causal",
+                           "train.length_groups (%d) needs a causal model (a bidirectional one reads the padding "
+                           "the groups cut): set model.attention.causal to true, or train.length_groups to 1",
+                           c->train.length_groups);
+    return 0;
+}
+
 /* All cross-key rules, in this order.  Settings that would be silently ignored
  * count as broken: a researcher who wrote them expected an effect. */
 int cfg_consistency(const Config *c, CfgProblem *p) {
     return cfg_model_rules(c, p) || cfg_task_rules(&c->task, p) || cfg_distill_rules(c, p) ||
-           cfg_train_rules(&c->train, p);
+           cfg_train_rules(&c->train, p) || cfg_length_group_rules(c, p);
 }

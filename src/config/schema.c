@@ -291,6 +291,10 @@ const CfgKey cfg_keys[] = {
     { "train.threads", CFG_INT, AT(train.threads), IN(0, 64), .def = 0,
       .doc = "data-parallel threads (shards of each batch, one core each); 0 = $ATTNLAB_THREADS, else the "
               "number of cores" },
+    { "train.length_groups", CFG_INT, AT(train.length_groups), IN(1, 1024), .def = 1,
+      .doc = "run each shard's rows in this many groups of similar length, each only up to its longest scored "
+             "position (a causal model without dropout): the same loss and gradients to float rounding, without "
+             "the padding's work on variable-length tasks; 1 = off (docs/design.md decision 18)" },
     { "train.on_nonfinite", CFG_ENUM, AT(train.on_nonfinite), .names = cfg_nonfinite_names, .def = NONFINITE_STOP,
       .doc = "a step whose loss or gradient norm is NaN/inf: stop (the last checkpoint stays good), or skip its "
              "update (logged; more than 10 in a row still stop)" },

@@ -27,7 +27,8 @@
 
 /* Keys a resumed run may change: they do not alter what has been computed so far. */
 static const char *const RESUMABLE_KEYS[][2] = {
-    {"name", NULL}, {"train", "steps"}, {"train", "decay_steps"}, {"train", "threads"}, {"train", "on_nonfinite"},
+    {"name", NULL}, {"train", "steps"}, {"train", "decay_steps"}, {"train", "threads"}, {"train", "length_groups"},
+    {"train", "on_nonfinite"},
     {"eval", NULL},
 };
 
@@ -203,7 +204,8 @@ static int check_config(const char *saved, const char *current, const char *path
         char where[256];
         if (first_difference(a, b, where, sizeof where, ""))
             rc = al_fail(err, 2, "%s: cannot resume: the config differs from the checkpoint's at '%s' "
-                         "(only name, train.steps, train.decay_steps, train.threads, train.on_nonfinite and eval.* may change on resume)", path, where);
+                         "(only name, train.steps, train.decay_steps, train.threads, train.length_groups, "
+                         "train.on_nonfinite and eval.* may change on resume)", path, where);
     }
     cJSON_Delete(a);
     cJSON_Delete(b);

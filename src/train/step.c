@@ -43,22 +43,88 @@ static Tensor *forward_loss(Model *m, Tape *t, const Batch *b, long *counted) {
     return step_loss(t, logits, targets, b->multilabel);
 }
 
+/* ---- length groups (step.h) ------------------------------------------------------------ */
+
+int step_length_plan(const Batch *b, int groups, int *len, int *order, int *group_end, int *group_T) {
+    const int B = b->batch, T = b->seq_len, G = groups < B ? groups : B;
+    AL_ASSERT(groups >= 1 && B >= 1);
+    for (int r = 0; r < B; r++) {
+        const int *y = b->targets + (size_t)r * T;
+        int n = T;
+        while (n > 0 && y[n - 1] < 0) n--;
+        len[r] = n;
+    }
+    /* Insertion sort by length, ties in row order: a batch has tens of rows. */
+    for (int r = 0; r < B; r++) {
+        int k = r;
+        for (; k > 0 && len[order[k - 1]] > len[r]; k--) order[k] = order[k - 1];
+        order[k] = r;
+    }
+    for (int g = 0; g < G; g++) {
+        group_end[g] = (int)((long)B * (g + 1) / G);
+        group_T[g] = len[order[group_end[g] - 1]];
+    }
+    return G;
+}
+
+/* forward_loss over b's rows in length groups (step_length_plan), each run up to its
+ * longest scored position, the loss Σ_g (counted_g / counted)·mean_g: the batch's
+ * mean, the same to rounding as forward_loss's for a causal model (no position
+ * reads a later one, and a row's later positions are padding).  Plain forward_loss
+ * when groups is 1, when nothing would be cut, or with dropout (whose masks follow
+ * the rows' places in the batch). */
+static Tensor *forward_loss_grouped(Model *m, Tape *t, const Batch *b, int groups, long *counted, long *positions) {
+    const int B = b->batch, T = b->seq_len;
+    *positions = (long)B * T;
+    if (groups <= 1 || B < 2 || m->cfg.dropout > 0 || !model_is_causal(&m->cfg))
+        return forward_loss(m, t, b, counted);
+    int *len = tape_scratch(t, (size_t)B * sizeof(int)), *order = tape_scratch(t, (size_t)B * sizeof(int)),
+        *end = tape_scratch(t, (size_t)groups * sizeof(int)), *gT = tape_scratch(t, (size_t)groups * sizeof(int));
+    const int G = step_length_plan(b, groups, len, order, end, gT);
+    if (gT[0] == T || (*counted = count_targets(b)) == 0) return forward_loss(m, t, b, counted);
+    Tensor *loss = NULL;
+    *positions = 0;
+    for (int g = 0, r0 = 0; g < G; r0 = end[g++]) {
+        const int n = end[g] - r0, Tg = gT[g];
+        if (Tg == 0) continue;
+        *positions += (long)n * Tg;
+        Batch v = { n, Tg, tape_scratch(t, (size_t)n * Tg * sizeof(int)), tape_scratch(t, (size_t)n * Tg * sizeof(int)),
+                    b->multilabel };
+        for (int i = 0; i < n; i++) {
+            memcpy(v.tokens + (size_t)i * Tg, b->tokens + (size_t)order[r0 + i] * T, (size_t)Tg * sizeof(int));
+            memcpy(v.targets + (size_t)i * Tg, b->targets + (size_t)order[r0 + i] * T, (size_t)Tg * sizeof(int));
+        }
+        long c;
+        Tensor *l = forward_loss(m, t, &v, &c);
+        if (c == 0) continue;
+        l = ad_scale(t, l, (float)((double)c / (double)*counted));
+        loss = loss ? ad_add(t, loss, l) : l;
+    }
+    return loss;
+}
+
 static void zero_frozen(ParamStore *ps, const unsigned char *frozen) {
     for (int k = 0; frozen && k < ps->n; k++)
         if (frozen[k]) memset(ps->p[k].t.grad, 0, (size_t)ps->p[k].t.n * sizeof(float));
 }
 
-double step_gradients(Model *m, Tape *t, const Batch *b, const unsigned char *frozen, double *grad_norm) {
+static double step_gradients_grouped(Model *m, Tape *t, const Batch *b, int groups, long *positions,
+                                     const unsigned char *frozen, double *grad_norm) {
     ParamStore *ps = &m->params;
     t->training = 1;   /* dropout on; evaluate() switches it off for its own passes */
     tape_reset(t);
     params_zero_grad(ps);
     long counted;
-    Tensor *loss = forward_loss(m, t, b, &counted);
+    Tensor *loss = forward_loss_grouped(m, t, b, groups, &counted, positions);
     tape_backward(t, loss);
     zero_frozen(ps, frozen);
     *grad_norm = optim_grad_norm(ps);
     return loss->data[0];
+}
+
+double step_gradients(Model *m, Tape *t, const Batch *b, const unsigned char *frozen, double *grad_norm) {
+    long positions;
+    return step_gradients_grouped(m, t, b, 1, &positions, frozen, grad_norm);
 }
 
 void step_update(Model *m, const CfgTrain *cfg, float lr, long t, double grad_norm, const unsigned char *frozen) {
@@ -196,6 +262,7 @@ void step_pool_init(StepPool *p, Model *master, Tape *tape, int threads) {
     AL_ASSERT(threads >= 1);
     memset(p, 0, sizeof *p);
     p->threads = threads;
+    p->length_groups = 1;
     p->master = master;
     p->shard = al_calloc((size_t)threads, sizeof *p->shard);
     p->shard[0].model = master;
@@ -261,7 +328,7 @@ static void shard_run(void *ctx, int s) {
     t->training = 1;
     tape_reset(t);
     params_zero_grad(&sh->model->params);
-    Tensor *loss = forward_loss(sh->model, t, &v, &sh->counted);
+    Tensor *loss = forward_loss_grouped(sh->model, t, &v, p->length_groups, &sh->counted, &sh->positions);
     sh->loss = loss->data[0];
     /* d(batch mean)/d(shard mean) = counted_s / counted; 0 for a shard (or batch)
      * with nothing to score, whose mean is 0 anyway. */
@@ -272,7 +339,9 @@ static void shard_run(void *ctx, int s) {
 
 double step_gradients_pool(StepPool *p, const Batch *b, const unsigned char *frozen, double *grad_norm) {
     const int S = b->batch < p->threads ? b->batch : p->threads;
-    if (S <= 1) return step_gradients(p->master, p->shard[0].tape, b, frozen, grad_norm);
+    if (S <= 1)
+        return step_gradients_grouped(p->master, p->shard[0].tape, b, p->length_groups, &p->shard[0].positions, frozen,
+                                      grad_norm);
     const long counted = count_targets(b);
     ShardJob job = { p, S, b, counted, p->shard[0].tape->rng };
     /* Which thread runs which shard would not matter: each has its own replica. */

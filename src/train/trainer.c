@@ -326,6 +326,7 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     tape_init(&r->tape, &r->arena);
     r->tape.rng = rng_stream(r->cfg.seed, 0x64726f70 /* "drop" */);
     step_pool_init(&r->pool, r->model, &r->tape, r->threads);
+    r->pool.length_groups = r->cfg.train.length_groups;
     if (!r->data.streaming) sampler_init(&r->sampler, r->data.train.n, rng_stream(r->cfg.seed, 0x73616d70 /* "samp" */));
     r->st.data_rng = step_data_stream(r->cfg.seed);
     batch_alloc(&r->batch, r->cfg.train.batch_size, r->data.streaming ? r->data.gen.max_len : r->data.train.seq_len);

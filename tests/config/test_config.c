@@ -392,6 +392,13 @@ static void test_consistency_errors(void) {
     EXPECT_FAIL("{\"train\": {\"min_lr\": 0.0001}}",
                 SRC ": train.min_lr (0.0001) has no effect with train.schedule \"constant\"");
     EXPECT_FAIL("{\"task\": {\"modulus\": 2}}", SRC ": task.modulus must be >= 3 for task.type \"match2\", got 2");
+    EXPECT_FAIL("{\"train\": {\"length_groups\": 4}, \"model\": {\"dropout\": 0.1, \"attention\": {\"causal\": true}}}",
+                SRC ": train.length_groups (4) needs model.dropout 0, got 0.1 (the groups reorder the rows, whose "
+                    "places draw the dropout masks)");
+    EXPECT_FAIL("{\"train\": {\"length_groups\": 4}}",
+                SRC ": train.length_groups (4) needs a causal model (a bidirectional one reads the padding the "
+                    "groups cut): set model.attention.causal to true, or train.length_groups to 1");
+    EXPECT_FAIL("{\"train\": {\"length_groups\": 0}}", SRC ": train.length_groups");
     EXPECT_FAIL("{\"model\": {\"attention\": {\"type\": \"sparse\"}}}",
                 SRC ": model.attention.type \"sparse\" is causal by definition");
     EXPECT_FAIL("{\"model\": {\"attention\": {\"type\": \"sparse\", \"causal\": true, \"block\": 4, \"summary\": 5}}}",

@@ -10,6 +10,13 @@
  *     wrong shard weighting (an unweighted mean of the shards' losses, say) or a
  *     shard missing from the reduction fails by far more than the tolerance;
  *     (Bit-identical repeated 2-thread training: tests/autodiff/test_determinism.c.)
+ *   - length groups (train.length_groups): step_length_plan sorts and cuts a batch
+ *     of right-padded rows as documented, and for every causal architecture without
+ *     dropout (and for multi-label targets) a step in 2, 3 or 7 groups, on 1 or 2
+ *     threads, gives the plain step's loss and gradients to 1e-5 while running fewer
+ *     grid positions; the groups hold unequal numbers of scored positions, so a
+ *     wrong weighting fails; with dropout or a bidirectional model the step is the
+ *     plain one bit for bit;
  *   - evaluate_pool and evaluate_answers_pool equal evaluate and evaluate_answers
  *     bit for bit (loss, counts, per-group accuracy, answers after greedy decoding);
  *   - the trainer with train.threads 2: two runs, and N steps + --resume + N steps,
@@ -59,8 +66,9 @@ typedef struct StepOut {
     Rng rng_after;
 } StepOut;
 
-/* One step of m over b with `threads` shards from the dropout rng state `rng`. */
-static StepOut run_step(Model *m, const Batch *b, int threads, Rng rng) {
+/* One step of m over b with `threads` shards in `groups` length groups from the
+ * dropout rng state `rng`; *positions: the grid positions the shards ran. */
+static StepOut run_step_groups(Model *m, const Batch *b, int threads, int groups, Rng rng, long *positions) {
     Arena arena;
     arena_init(&arena, 1 << 16);
     Tape tape;
@@ -68,8 +76,11 @@ static StepOut run_step(Model *m, const Batch *b, int threads, Rng rng) {
     tape.rng = rng;
     StepPool pool;
     step_pool_init(&pool, m, &tape, threads);
+    pool.length_groups = groups;
     StepOut o;
     o.loss = step_gradients_pool(&pool, b, NULL, &o.norm);
+    *positions = 0;
+    for (int s = 0; s < (b->batch < threads ? b->batch : threads); s++) *positions += pool.shard[s].positions;
     o.rng_after = tape.rng;
     o.grad = malloc((size_t)m->params.total * sizeof(float));
     memcpy(o.grad, m->params.grad, (size_t)m->params.total * sizeof(float));
@@ -77,6 +88,11 @@ static StepOut run_step(Model *m, const Batch *b, int threads, Rng rng) {
     tape_free(&tape);
     arena_free(&arena);
     return o;
+}
+
+static StepOut run_step(Model *m, const Batch *b, int threads, Rng rng) {
+    long positions;
+    return run_step_groups(m, b, threads, 1, rng, &positions);
 }
 
 /* ‖g − ref‖ / ‖ref‖ over parameter k. */
@@ -96,6 +112,21 @@ static double tensor_norm(const Model *m, int k, const float *g) {
     double n = 0;
     for (long i = 0; i < p->t.n; i++) n += (double)g[p->offset + i] * g[p->offset + i];
     return sqrt(n);
+}
+
+/* The largest difference of g's gradients from ref's: relative per tensor, except
+ * where the gradient is zero in exact arithmetic and both are rounding noise
+ * (attention's key bias: softmax ignores a constant added to a query's scores):
+ * those are measured against the whole gradient's norm.  *worst_k: its tensor. */
+static double worst_grad_diff(const Model *m, const StepOut *g, const StepOut *ref, int *worst_k) {
+    double worst = 0;
+    *worst_k = 0;
+    for (int p = 0; p < m->params.n; p++) {
+        double d = rel_diff(m, p, g->grad, ref->grad), n = tensor_norm(m, p, ref->grad);
+        if (n < 1e-4 * ref->norm) d = d * n / ref->norm;
+        if (d > worst) worst = d, *worst_k = p;
+    }
+    return worst;
 }
 
 static void check_replica(void) {
@@ -164,17 +195,8 @@ static void check_steps(void) {
                   threads[k], par.loss, one.loss);
             CHECK(fabs(par.norm - one.norm) <= 1e-5 * one.norm, "%s, %d threads: grad norm %.9g vs %.9g", cs->name,
                   threads[k], par.norm, one.norm);
-            /* Relative per tensor, except where the gradient is zero in exact arithmetic
-             * and both are rounding noise (attention's key bias: softmax ignores a
-             * constant added to a query's scores): those are measured against the
-             * whole gradient's norm. */
-            double worst = 0;
-            int worst_k = 0;
-            for (int p = 0; p < m->params.n; p++) {
-                double d = rel_diff(m, p, par.grad, one.grad), n = tensor_norm(m, p, one.grad);
-                if (n < 1e-4 * one.norm) d = d * n / one.norm;
-                if (d > worst) worst = d, worst_k = p;
-            }
+            int worst_k;
+            double worst = worst_grad_diff(m, &par, &one, &worst_k);
             if (getenv("TEST_PARALLEL_SHOW")) printf("%-55s %d threads: worst %.3g (%s), loss diff %.3g\n", cs->name, threads[k], worst, m->params.p[worst_k].name, fabs(par.loss - one.loss) / one.loss);
             CHECK(worst <= 1e-5, "%s, %d threads: gradient of %s differs by %.3g (relative)", cs->name, threads[k],
                   m->params.p[worst_k].name, worst);
@@ -203,6 +225,116 @@ static void check_steps(void) {
     for (int i = 0; i < B * T; i++) counted[i / T >= 3] += b.targets[i] >= 0;
     CHECK(fabs((double)counted[0] / (counted[0] + counted[1]) - 0.5) > 0.1, "shard weights %ld, %ld: too even",
           counted[0], counted[1]);
+    batch_free(&b);
+}
+
+/* ---- length groups ---- */
+
+enum { GB = 7, GT = 9 };
+/* Row r is scored up to LEN[r] (its last position scored, some before it not),
+ * then right-padded with arbitrary tokens; row 4 has nothing scored. */
+static const int LEN[GB] = { 9, 3, 6, 1, 0, 5, 3 };
+
+static void fill_padded(Batch *b, uint64_t seed, int multilabel) {
+    Rng r = rng_stream(seed, 98);
+    b->multilabel = multilabel;
+    for (int i = 0; i < GB * GT; i++) {
+        const int row = i / GT, pos = i % GT;
+        b->tokens[i] = (int)rng_below(&r, VOCAB);
+        const int scored = pos < LEN[row] && (pos == LEN[row] - 1 || rng_below(&r, 3) != 0);
+        b->targets[i] = scored ? (int)rng_below(&r, CLASSES + multilabel) : DATASET_IGNORE;
+    }
+}
+
+static void check_length_plan(void) {
+    Batch b;
+    batch_alloc(&b, GB, GT);
+    fill_padded(&b, 1, 0);
+    int len[GB], order[GB], end[8], gT[8];
+    const int G = step_length_plan(&b, 3, len, order, end, gT);
+    int ok = G == 3 && !memcmp(len, LEN, sizeof len);
+    const int want_order[GB] = { 4, 3, 1, 6, 5, 2, 0 }, want_end[3] = { 2, 4, 7 }, want_T[3] = { 1, 3, 9 };
+    ok = ok && !memcmp(order, want_order, sizeof order) && !memcmp(end, want_end, sizeof want_end) &&
+         !memcmp(gT, want_T, sizeof want_T);
+    CHECK(ok, "length plan: G %d, order %d %d %d %d %d %d %d, ends %d %d %d, lengths %d %d %d", G, order[0], order[1],
+          order[2], order[3], order[4], order[5], order[6], end[0], end[1], end[2], gT[0], gT[1], gT[2]);
+    CHECK(step_length_plan(&b, 50, len, order, end, gT) == GB && end[GB - 1] == GB && gT[0] == 0 && gT[GB - 1] == 9,
+          "length plan: more groups than rows gives one row per group");
+    batch_free(&b);
+}
+
+static const TuModelCase GROUP_CASES[] = {
+    { "softmax causal", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"causal\": true}}" },
+    { "softmax causal, sinusoidal", "{\"d_model\": 16, \"n_layers\": 1, \"n_heads\": 2, \"positional\": "
+                                    "\"sinusoidal\", \"attention\": {\"causal\": true}}" },
+    { "linear causal", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"type\": \"linear\", "
+                       "\"causal\": true}}" },
+    { "sparse", "{\"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2, \"attention\": {\"type\": \"sparse\", "
+                "\"causal\": true, \"block\": 2}}" },
+    { "lstm", "{\"type\": \"lstm\", \"d_model\": 16, \"n_layers\": 2}" },
+    { "mamba", "{\"type\": \"mamba\", \"d_model\": 16, \"n_layers\": 2, \"mamba\": {\"d_state\": 4}}" },
+    { "dss, feed-forward", "{\"type\": \"dss\", \"d_model\": 16, \"n_layers\": 2, \"dss\": {\"d_state\": 4, "
+                           "\"ff\": 2}}" },
+    { "retnet", "{\"type\": \"retnet\", \"d_model\": 16, \"n_layers\": 2, \"n_heads\": 2}" },
+};
+
+/* The step in length groups against the plain one-thread step, for one model. */
+static void check_groups_of(const TuModelCase *cs, uint64_t seed, int multilabel) {
+    Model *m = make_model(cs, seed);
+    Batch b;
+    batch_alloc(&b, GB, GT);
+    fill_padded(&b, seed, multilabel);
+    Rng rng = rng_stream(3, seed);
+    long positions;
+    StepOut one = run_step(m, &b, 1, rng);
+    const int groups[] = { 2, 3, 7 }, threads[] = { 1, 2 };
+    for (int gi = 0; gi < 3; gi++)
+        for (int ti = 0; ti < 2; ti++) {
+            StepOut g = run_step_groups(m, &b, threads[ti], groups[gi], rng, &positions);
+            const int exact = m->cfg.dropout > 0 || !model_is_causal(&m->cfg);
+            int worst_k;
+            double worst = worst_grad_diff(m, &g, &one, &worst_k);
+            if (exact) {
+                StepOut plain = run_step(m, &b, threads[ti], rng);
+                CHECK(g.loss == plain.loss && positions == GB * GT &&
+                      !memcmp(g.grad, plain.grad, (size_t)m->params.total * sizeof(float)),
+                      "%s, %d groups, %d threads: not the plain step", cs->name, groups[gi], threads[ti]);
+                free(plain.grad);
+            } else {
+                CHECK(fabs(g.loss - one.loss) <= 1e-5 * fabs(one.loss) && fabs(g.norm - one.norm) <= 1e-5 * one.norm,
+                      "%s%s, %d groups, %d threads: loss %.9g vs %.9g, norm %.9g vs %.9g", cs->name,
+                      multilabel ? " (multi-label)" : "", groups[gi], threads[ti], g.loss, one.loss, g.norm, one.norm);
+                CHECK(worst <= 1e-5, "%s, %d groups, %d threads: gradient of %s differs by %.3g (relative)", cs->name,
+                      groups[gi], threads[ti], m->params.p[worst_k].name, worst);
+                CHECK(positions < GB * GT, "%s, %d groups, %d threads: ran %ld of %d positions", cs->name, groups[gi],
+                      threads[ti], positions, GB * GT);
+            }
+            free(g.grad);
+        }
+    free(one.grad);
+    batch_free(&b);
+    model_free(m);
+}
+
+static void check_length_groups(void) {
+    check_length_plan();
+    const int n = sizeof GROUP_CASES / sizeof *GROUP_CASES;
+    for (int c = 0; c < n; c++) check_groups_of(&GROUP_CASES[c], 40 + c, 0);
+    check_groups_of(&GROUP_CASES[0], 60, 1);
+    /* Dropout, and a bidirectional model: the plain step. */
+    check_groups_of(&TU_MODEL_CASES[1], 61, 0);
+    check_groups_of(&TU_MODEL_CASES[2], 62, 0);
+    /* The groups really weigh unequally: 3 groups hold these scored positions. */
+    Batch b;
+    batch_alloc(&b, GB, GT);
+    fill_padded(&b, 40, 0);
+    int len[GB], order[GB], end[3], gT[3], counted[3] = {0, 0, 0};
+    step_length_plan(&b, 3, len, order, end, gT);
+    for (int g = 0, r0 = 0; g < 3; r0 = end[g++])
+        for (int i = r0; i < end[g]; i++)
+            for (int p = 0; p < GT; p++) counted[g] += b.targets[order[i] * GT + p] >= 0;
+    CHECK(counted[0] * 3 < counted[2] && counted[1] * 2 < counted[2], "group counts %d %d %d: too even", counted[0],
+          counted[1], counted[2]);
     batch_free(&b);
 }
 
@@ -407,6 +539,7 @@ int main(void) {
     check_worker_mode();
     check_replica();
     check_steps();
+    check_length_groups();
     check_evaluation();
     check_answers();
     check_trainer();

@@ -36,6 +36,7 @@ typedef struct CfgTrain {
     int batch_size, steps;
     float grad_clip;         /* max global grad norm; 0 = off */
     int threads;             /* data-parallel shards per step (train/step.h): 0 = $ATTNLAB_THREADS, else cores */
+    int length_groups;       /* run each shard's rows in this many groups of similar length (train/step.h); 1 = off */
     CfgNonfinite on_nonfinite; /* "stop": end the run there; "skip": drop that step's update */
 } CfgTrain;
 

@@ -55,6 +55,17 @@ Tensor *step_loss(Tape *t, Tensor *logits, const int *targets, int multilabel);
  * decide what a non-finite loss or norm means). */
 double step_gradients(Model *m, Tape *t, const Batch *b, const unsigned char *frozen, double *grad_norm);
 
+/* Length groups (train.length_groups; docs/design.md decision 17).  A batch of a
+ * variable-length task holds right-padded rows, and a causal model's output at a
+ * position reads no later one, so a row needs running only up to its last scored
+ * position.  The plan: len[r] = row r's last scored position + 1 (0 when none),
+ * order = the rows sorted by len (ties in row order), cut into G = min(groups,
+ * b->batch) groups of consecutive sorted rows of sizes differing by at most one:
+ * group g is order[group_end[g−1] … group_end[g]) (group_end[−1] = 0), run up to
+ * group_T[g] = its longest len.  len and order have b->batch entries, group_end
+ * and group_T groups.  Returns G. */
+int step_length_plan(const Batch *b, int groups, int *len, int *order, int *group_end, int *group_T);
+
 /* Clips the gradients to cfg->grad_clip (given their norm), then Adam step t
  * (1-based) at lr, leaving the frozen parameters untouched. */
 void step_update(Model *m, const CfgTrain *cfg, float lr, long t, double grad_norm, const unsigned char *frozen);
@@ -68,12 +79,14 @@ typedef struct StepShard {
     Tape   own_tape;
     double loss;      /* the last step's shard loss (mean over its counted positions) */
     long   counted;   /* positions with a target in the last step's shard */
+    long   positions; /* grid positions its last step ran: rows × seq_len, less with length groups */
 } StepShard;
 
 struct StepWorkers;   /* the persistent worker threads (step.c) */
 
 typedef struct StepPool {
     int        threads;   /* shards per step at most (a smaller batch gets fewer) */
+    int        length_groups;  /* each shard's rows in this many length groups (1 = off, as step_pool_init sets it) */
     Model     *master;
     StepShard *shard;     /* threads entries */
     struct StepWorkers *workers;   /* threads − 1 threads; NULL for one thread */
@@ -96,7 +109,11 @@ void   step_pool_run(StepPool *p, int n, void (*fn)(void *ctx, int i), void *ctx
 
 /* step_gradients over the pool: min(threads, b->batch) shards as described above,
  * gradients reduced into the master's.  One shard is exactly step_gradients on the
- * master and its tape.  Returns the batch's mean loss (Σ w_s·loss_s). */
+ * master and its tape.  Returns the batch's mean loss (Σ w_s·loss_s).  With
+ * p->length_groups > 1 each shard runs its rows in length groups (the plan above;
+ * its loss Σ_g (counted_g / counted_s)·mean_g), for a causal model without dropout
+ * when some group is shorter than the batch: the same loss and gradients to float
+ * rounding, with the work of the padding cut. */
 double step_gradients_pool(StepPool *p, const Batch *b, const unsigned char *frozen, double *grad_norm);
 
 #endif
