@@ -24,8 +24,12 @@
  * causal model, one thread, with only the last position of each sequence scored
  * (as index lookup and the classification tasks): the step then computes the work
  * after the last layer's mixing for the scored rows only (docs/design.md decision
- * 16); its ratio to the every-position step of the same round is printed.  Output
- * lines starting with "RESULT" are for bench/run. */
+ * 16); its ratio to the every-position step of the same round is printed.  And the
+ * causal model, one thread, on right-padded rows of lengths 10, 12, …, 100 (paper
+ * 003's equality tasks train on N/10 … N), every position of a row scored up to its
+ * length, plainly and in PAD_GROUPS length groups of four rows (train.length_groups,
+ * docs/design.md decision 18), with the ratio of the two.  Output lines starting
+ * with "RESULT" are for bench/run. */
 #include "attnlab/bench/bench.h"
 #include "attnlab/nn/model.h"
 #include "attnlab/train/optim.h"
@@ -113,6 +117,17 @@ static void setup_last_only(BenchModel *b, const BenchSpec *s) {
         if (i % s->T != s->T - 1) b->targets[i] = DATASET_IGNORE;
 }
 
+/* A copy of the causal model's bench with right-padded rows: row r scored up to a
+ * length drawn from 10, 12, …, T, unscored after it. */
+static void setup_padded(BenchModel *b, const BenchSpec *s) {
+    setup_model(b, s);
+    Rng r = rng_stream(7, 2);
+    for (int row = 0; row < b->batch.batch; row++) {
+        const int len = 10 + 2 * (int)rng_below(&r, (uint32_t)(s->T - 10) / 2 + 1);
+        for (int i = len; i < s->T; i++) b->targets[row * s->T + i] = DATASET_IGNORE;
+    }
+}
+
 static void one_step(BenchModel *b, StepPool *p, long step) {
     double norm;
     step_gradients_pool(p, &b->batch, NULL, &norm);
@@ -136,13 +151,14 @@ static double run_steps(BenchModel *b, StepPool *p, int steps, long first) {
  * "Outside GEMM" is 1 − (time in al_sgemm, summed over the calling threads) /
  * (shards × wall time): elementwise work, copies, the gradient reduction, Adam,
  * and a shard's wait for the other, as a share of the threads' time. */
-static Timing time_steps(BenchModel *b, int shards, int blas_threads, int steps) {
+static Timing time_steps(BenchModel *b, int shards, int blas_threads, int steps, int length_groups) {
     Arena arena;
     arena_init(&arena, 16u << 20);
     Tape tape;
     tape_init(&tape, &arena);
     StepPool p;
     step_pool_init(&p, b->model, &tape, shards);
+    p.length_groups = length_groups;
     openblas_set_num_threads(blas_threads);
     for (int i = 0; i < 3; i++) one_step(b, &p, i + 1);
     Timing r = { .ms = 1000.0 * run_steps(b, &p, steps, 4) };
@@ -177,6 +193,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 #define MAX_ROUNDS 15
+#define PAD_GROUPS 8   /* of the bench's 32 rows: four per group */
 
 int bench_main(int argc, char **argv, AlError *err) {
     if (argc > 1 && !strcmp(argv[1], "attention")) return bench_attention_main(argc - 1, argv + 1, err);
@@ -187,11 +204,12 @@ int bench_main(int argc, char **argv, AlError *err) {
                                     "./train bench attention [--max-n N] [--out DIR])", argv[i]);
     }
     if (rounds < 1 || rounds > MAX_ROUNDS) return al_fail(err, 2, "bench: --rounds must be 1..%d", MAX_ROUNDS);
-    BenchModel models[N_MODELS], last;
+    BenchModel models[N_MODELS], last, padded;
     for (int k = 0; k < N_MODELS; k++) setup_model(&models[k], &SPECS[k]);
     enum { CAUSAL = 1 };
     setup_last_only(&last, &SPECS[CAUSAL]);
-    double ms_last[MAX_ROUNDS];
+    setup_padded(&padded, &SPECS[CAUSAL]);
+    double ms_last[MAX_ROUNDS], ms_pad[2][MAX_ROUNDS];
     /* The settings: label, shards, BLAS threads, and which sgemm is "the same threads". */
     enum { N_SET = 3 };
     static const struct { const char *label; int shards, blas; } SET[N_SET] = {
@@ -207,12 +225,13 @@ int bench_main(int argc, char **argv, AlError *err) {
         }
         for (int set = 0; set < N_SET; set++)
             for (int k = 0; k < N_MODELS; k++) {
-                Timing tm = time_steps(&models[k], SET[set].shards, SET[set].blas, SPECS[k].steps);
+                Timing tm = time_steps(&models[k], SET[set].shards, SET[set].blas, SPECS[k].steps, 1);
                 ms[k][set][r] = tm.ms;
                 outside[k][set][r] = tm.outside_gemm;
                 arena_mb[k][set] = tm.arena_mb;   /* the same every round */
             }
-        ms_last[r] = time_steps(&last, 1, 1, SPECS[CAUSAL].steps).ms;
+        ms_last[r] = time_steps(&last, 1, 1, SPECS[CAUSAL].steps, 1).ms;
+        for (int g = 0; g < 2; g++) ms_pad[g][r] = time_steps(&padded, 1, 1, SPECS[CAUSAL].steps, g ? PAD_GROUPS : 1).ms;
     }
     /* The reference is the single-thread sgemm: a second thread nearly doubles a
      * 1024³ sgemm but not the small GEMMs of these models, so "share of the
@@ -251,9 +270,18 @@ int bench_main(int argc, char **argv, AlError *err) {
     printf("causal, 1 thread, last position scored: %.3f ms/step against %.3f with every position scored: "
            "%.2fx (scored rows only after the last mixing)\n", one, all, all / one);
     printf("RESULT readout causal threads=1 ms_last=%.4f ms_all=%.4f ratio=%.3f\n", one, all, all / one);
-    model_free(last.model);
-    free(last.tokens);
-    free(last.targets);
+    for (int g = 0; g < 2; g++) qsort(ms_pad[g], (size_t)rounds, sizeof(double), cmp_double);
+    double plain = ms_pad[0][rounds / 2], grouped = ms_pad[1][rounds / 2];
+    printf("causal, 1 thread, rows of lengths 10..100: %.3f ms/step in %d length groups against %.3f plain: %.2fx "
+           "(train.length_groups)\n", grouped, PAD_GROUPS, plain, plain / grouped);
+    printf("RESULT lengthgroups causal threads=1 groups=%d ms_groups=%.4f ms_plain=%.4f ratio=%.3f\n", PAD_GROUPS,
+           grouped, plain, plain / grouped);
+    BenchModel *extra[] = { &last, &padded };
+    for (int k = 0; k < 2; k++) {
+        model_free(extra[k]->model);
+        free(extra[k]->tokens);
+        free(extra[k]->targets);
+    }
     for (int k = 0; k < N_MODELS; k++) {
         model_free(models[k].model);
         free(models[k].tokens);
