@@ -158,6 +158,7 @@ typedef struct Run {
     long logged_step;      /* step of the last line in metrics.jsonl; −1: none */
     long pause_at;         /* TrainOptions.pause_at; −1: none */
     int paused;            /* the loop stopped at pause_at */
+    double positions_run, positions_grid;   /* this sitting's steps: positions run, of the padded grids' */
 } Run;
 
 /* Appends one line to metrics.jsonl.  The fault tests may stop the process halfway
@@ -280,6 +281,11 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     cJSON_AddNumberToObject(j, "train_seconds", r->st.elapsed_s);
     cJSON_AddNumberToObject(j, "wall_seconds_this_sitting", wall_s);
     cJSON_AddNumberToObject(j, "ms_per_step", steps_this_sitting ? 1000.0 * train_s_this_sitting / steps_this_sitting : 0);
+    /* The share of the batches' padded (rows × seq_len) positions this sitting's steps
+     * ran: 1 without length groups (train.length_groups), less with them on
+     * variable-length rows. */
+    if (r->positions_grid > 0) cJSON_AddNumberToObject(j, "positions_run_share", r->positions_run / r->positions_grid);
+    else cJSON_AddNullToObject(j, "positions_run_share");
     if (r->st.target_step >= 0) {
         cJSON_AddNumberToObject(j, "seconds_to_1pct_error", r->st.target_elapsed_s);
         cJSON_AddNumberToObject(j, "steps_to_1pct_error", (double)r->st.target_step);
@@ -406,6 +412,8 @@ static int train_step(Run *r, float *lr_out, AlError *err) {
     step_next_batch(&r->data, &r->sampler, &r->st.data_rng, &r->batch);
     testhook_dump_rows("train", r->batch.tokens, r->batch.batch, r->batch.seq_len);
     double norm, loss = step_gradients_pool(&r->pool, &r->batch, NULL, &norm);
+    for (int s = 0; s < r->pool.threads && s < r->batch.batch; s++) r->positions_run += r->pool.shard[s].positions;
+    r->positions_grid += (double)r->batch.batch * r->batch.seq_len;
     if (testhook_nan_step(r->st.step + 1)) loss = NAN;
     *lr_out = lr;
     if (!isfinite(loss) || !isfinite(norm)) return nonfinite_step(r, loss, norm, err);

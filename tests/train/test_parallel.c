@@ -513,6 +513,18 @@ static void check_trainer_length_groups(void) {
     CHECK(m1 && m2 && !strcmp(m1, m2) && same_state(g1, g2), "two runs in length groups differ");
     CHECK(!same_state(plain, g1), "length groups left the training state bit for bit the plain one: not used?");
     CHECK(mr && strstr(mr, "\"step\": 40,"), "the resumed run did not reach step 40: %s", mr ? mr : "(none)");
+    /* summary.json's positions_run_share: 1 plain, below 1 in groups (Eq-one's
+     * lengths 2 … 20 leave most of a batch's grid padding). */
+    double share[2] = { -1, -1 };
+    const char *dirs[2] = { plain, g1 };
+    for (int k = 0; k < 2; k++) {
+        char *text = tu_read_file(tu_path(dirs[k], "summary.json"), NULL);
+        const char *p = text ? strstr(text, "\"positions_run_share\":") : NULL;
+        if (p) share[k] = strtod(p + strlen("\"positions_run_share\":"), NULL);
+        free(text);
+    }
+    CHECK(share[0] == 1 && share[1] > 0.3 && share[1] < 0.9, "positions_run_share: plain %g, in groups %g", share[0],
+          share[1]);
     free(mp);
     free(m1);
     free(m2);
