@@ -318,7 +318,7 @@ static void causal_conv_backward(TapeEntry *e) {
             }
     }
     if (k->grad) {
-        if (!tape_grad_acc(k)) memset(k->grad, 0, (size_t)T * cols * sizeof(float));
+        if (!tape_grad_acc(k)) memset(k->grad, 0, (size_t)k->n * sizeof(float));   /* rows ≥ T too */
         for (int b = 0; b < B; b++)
             for (int t = 0; t < T; t++) {
                 const float *dyt = dy + ((size_t)b * T + t) * cols;
@@ -339,7 +339,7 @@ static void causal_conv_backward(TapeEntry *e) {
 }
 
 Tensor *ad_causal_conv(Tape *t, Tensor *u, Tensor *k, Tensor *D) {
-    AL_ASSERT(u->ndim == 3 && k->ndim == 2 && k->shape[0] == u->shape[1] && k->shape[1] % u->shape[2] == 0);
+    AL_ASSERT(u->ndim == 3 && k->ndim == 2 && k->shape[0] >= u->shape[1] && k->shape[1] % u->shape[2] == 0);
     AL_ASSERT(!D || D->n == k->shape[1]);
     const int B = u->shape[0], T = u->shape[1], d = u->shape[2], cols = k->shape[1];
     int needs_grad = tape_needs_grad(t, u, k, D);

@@ -215,7 +215,12 @@ Tensor *dss_forward(Model *m, Tape *t, Tensor *x) {
     for (int l = 0; l < m->cfg.n_layers; l++) {
         DssLayer *L = &m->dss[l];
         Tensor *h = ad_layernorm(t, x, L->norm.g, L->norm.b, m->cfg.ln_eps);
-        Tensor *k = ad_dss_kernel(t, L->lambda, L->log_dt, L->w, T, m->max_len);
+        Tensor *k;
+        if (m->groups_T) {   /* length groups: one kernel, of the batch's length, for all (model_groups_begin) */
+            if (!L->k_shared) L->k_shared = ad_dss_kernel(t, L->lambda, L->log_dt, L->w, m->groups_T, m->max_len);
+            k = L->k_shared;
+        } else
+            k = ad_dss_kernel(t, L->lambda, L->log_dt, L->w, T, m->max_len);
         Tensor *y = ad_gelu(t, ad_causal_conv(t, h, k, L->D), GELU_ERF);   /* torch nn.GELU(): erf */
         y = ad_dropout(t, y, m->cfg.dropout);
         if (l == m->cfg.n_layers - 1) y = model_keep(m, t, y), x = model_keep(m, t, x);   /* the conv was the last mixing */

@@ -187,6 +187,21 @@ Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T) {
     return model_forward_rows(m, t, tokens, B, T, NULL, 0);
 }
 
+static void clear_shared(Model *m) {
+    for (int l = 0; m->dss && l < m->cfg.n_layers; l++) m->dss[l].k_shared = NULL;
+}
+
+void model_groups_begin(Model *m, int T) {
+    AL_ASSERT(T >= 1 && T <= m->max_len);
+    m->groups_T = T;
+    clear_shared(m);
+}
+
+void model_groups_end(Model *m) {
+    m->groups_T = 0;
+    clear_shared(m);
+}
+
 Tensor *model_keep(Model *m, Tape *t, Tensor *x) {
     if (!m->keep_rows) return x;
     const int n = m->n_keep, c = x->shape[x->ndim - 1];

@@ -84,6 +84,7 @@ static Tensor *forward_loss_grouped(Model *m, Tape *t, const Batch *b, int group
     if (gT[0] == T || (*counted = count_targets(b)) == 0) return forward_loss(m, t, b, counted);
     Tensor *loss = NULL;
     *positions = 0;
+    model_groups_begin(m, T);
     for (int g = 0, r0 = 0; g < G; r0 = end[g++]) {
         const int n = end[g] - r0, Tg = gT[g];
         if (Tg == 0) continue;
@@ -100,6 +101,7 @@ static Tensor *forward_loss_grouped(Model *m, Tape *t, const Batch *b, int group
         l = ad_scale(t, l, (float)((double)c / (double)*counted));
         loss = loss ? ad_add(t, loss, l) : l;
     }
+    model_groups_end(m);
     return loss;
 }
 

@@ -66,6 +66,7 @@ typedef struct ConvCase {
     uint64_t seed;
     Tensor *u;   /* the data u when !u_grad */
     int C;       /* kernels per channel */
+    int extra;   /* kernel rows past T (unread; their gradient must be 0) */
 } ConvCase;
 
 static Tensor *build_conv(Tape *t, Tensor **in, void *ctx) {
@@ -77,20 +78,21 @@ static Tensor *build_conv(Tape *t, Tensor **in, void *ctx) {
 
 static int conv_cases(int *n_cases) {
     ConvCase cases[] = {
-        { 2, 5, 3, 1, 1, 11, NULL, 1 },
-        { 3, 9, 4, 1, 1, 12, NULL, 1 },
-        { 2, 1, 3, 1, 1, 13, NULL, 1 },   /* one position: only the s = 0 tap */
-        { 2, 6, 5, 0, 1, 14, NULL, 1 },   /* no D */
-        { 2, 6, 3, 1, 0, 15, NULL, 1 },   /* u without a grad */
-        { 2, 5, 3, 1, 1, 16, NULL, 2 },   /* two kernels per channel */
-        { 2, 4, 2, 0, 1, 17, NULL, 3 },   /* three, no D */
+        { 2, 5, 3, 1, 1, 11, NULL, 1, 0 },
+        { 3, 9, 4, 1, 1, 12, NULL, 1, 0 },
+        { 2, 1, 3, 1, 1, 13, NULL, 1, 0 },   /* one position: only the s = 0 tap */
+        { 2, 6, 5, 0, 1, 14, NULL, 1, 0 },   /* no D */
+        { 2, 6, 3, 1, 0, 15, NULL, 1, 0 },   /* u without a grad */
+        { 2, 5, 3, 1, 1, 16, NULL, 2, 0 },   /* two kernels per channel */
+        { 2, 4, 2, 0, 1, 17, NULL, 3, 0 },   /* three, no D */
+        { 2, 5, 3, 1, 1, 18, NULL, 2, 3 },   /* a kernel 3 rows longer than the sequence */
     };
     int failed = 0;
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         ConvCase *c = &cases[k];
         const int cols = c->C * c->d;
         Tensor *u = gc_leaf(3, (const int[]){ c->B, c->T, c->d }, c->seed, -1.0f, 1.0f);
-        Tensor *kern = gc_leaf(2, (const int[]){ c->T, cols }, c->seed + 100, -1.0f, 1.0f);
+        Tensor *kern = gc_leaf(2, (const int[]){ c->T + c->extra, cols }, c->seed + 100, -1.0f, 1.0f);
         Tensor *D = gc_leaf(1, &cols, c->seed + 200, -1.0f, 1.0f);
         Tensor *leaves[3] = { u, kern, D };
         c->u = u;
@@ -99,9 +101,9 @@ static int conv_cases(int *n_cases) {
             u->grad = NULL;
         }
         char label[96];
-        snprintf(label, sizeof label, "causal_conv B%d T%d d%d C%d%s%s", c->B, c->T, c->d, cols / c->d,
+        snprintf(label, sizeof label, "causal_conv B%d T%d d%d C%d%s%s%s", c->B, c->T, c->d, cols / c->d,
                  c->with_d ? "" : " (no D)",
-                 c->u_grad ? "" : " (u no grad)");
+                 c->u_grad ? "" : " (u no grad)", c->extra ? " (kernel longer)" : "");
         Tensor **first = c->u_grad ? leaves : leaves + 1;
         int n = (c->u_grad ? 3 : 2) - !c->with_d;
         failed += grad_case_both(label, OP_CAUSAL_CONV, build_conv, c, first, n, CONV_TOL, 1);

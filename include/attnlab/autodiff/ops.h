@@ -189,7 +189,8 @@ Tensor *ad_dss_kernel(Tape *t, Tensor *lambda, Tensor *log_dt, Tensor *w, int T,
  * K[l, c] = Re Σ_n C·z^l, i.e. x_l = z·x_{l−1} + u_l, y_l = Re Σ_n C·x_l; z depends
  * on the feature c % d only, so a feature's C columns can share one state x. */
 void    ad_dss_modes(const Tensor *lambda, const Tensor *log_dt, const Tensor *w, int L, double *z, double *C);
-/* Causal depthwise convolution: u (B, T, d), k (T, C·d), D (C·d) or NULL → y (B, T, C·d),
+/* Causal depthwise convolution: u (B, T, d), k (T', C·d) with T' ≥ T (rows from T
+ * on unread, their gradient 0), D (C·d) or NULL → y (B, T, C·d),
  * y[b,t,c] = D[c]·u[b,t,h] + Σ_{s≤t} k[s,c]·u[b,t−s,h], h = c % d: C kernels per
  * feature (direct, O(T²·C·d) per row).  Recorded as OP_CAUSAL_CONV. */
 Tensor *ad_causal_conv(Tape *t, Tensor *u, Tensor *k, Tensor *D);

@@ -71,6 +71,7 @@ typedef struct DssLayer {
     Linear out;
     Norm   ff_norm;           /* model.dss.ff > 0: the feed-forward block after it */
     Linear fc1, fc2;          /* (ff·d, d) and (d, ff·d) */
+    Tensor *k_shared;         /* between model_groups_begin and _end: the kernel of the step's length */
 } DssLayer;
 
 /* A RetNet layer (src/nn/retnet.c), dv = value_factor·d: the paper's W_Q, W_K,
@@ -153,6 +154,10 @@ typedef struct Model {
      * call only. */
     const int *keep_rows;
     int n_keep, keep_T, kept;
+    /* model_groups_begin … _end: the length of the batch whose length groups the
+     * forwards in between run (0 outside), so what depends on the length only (DSS's
+     * kernel) is built once, at that length, and shared. */
+    int groups_T;
 } Model;
 
 /* The name of a model type as the config spells it ("transformer", "lstm", …). */
@@ -167,6 +172,11 @@ Model  *model_create(const CfgModel *cfg, int vocab_size, int n_classes, int max
 void    model_init_params(Model *m, uint64_t seed);
 /* tokens (B, T), each in [0, vocab), T ≤ max_len.  Returns logits (B, T, n_classes). */
 Tensor *model_forward(Model *m, Tape *t, const int *tokens, int B, int T);
+/* Around the forwards of one step's length groups (train/step.c) on one tape, of
+ * batch length T: parameter-only work of a forward (DSS's kernel, ad_dss_kernel) is
+ * recorded once, at length T, and each group reads its prefix. */
+void    model_groups_begin(Model *m, int T);
+void    model_groups_end(Model *m);
 /* The same forward for the n rows rows[0..n) (each b·T + t, in any order) of the
  * (B·T) grid only: logits (n, 1, n_classes), row i those of grid row rows[i], equal
  * to model_forward's (to rounding: the GEMMs have fewer rows).  Every position is
