@@ -1,4 +1,4 @@
-/* eval.c — `./train eval RUN_DIR [--data FILE.jsonl] [--set eval.*=…] [--json] [--out FILE]`
+/* eval.c — `./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--set eval.*=…] [--json] [--out FILE]`
  * (cli/use.h).  The metrics are those of training's evaluations (train/evaluate.c:
  * the same batches of train.batch_size, the same answer decoding), under the keys
  * of summary.json, so an eval of a finished run's test set repeats the figures of
@@ -14,11 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What was evaluated: the file, the run's test set, or one of another length. */
+static const char *data_name(const LoadedRun *r, const UseArgs *a, char *buf, size_t n) {
+    if (a->data) return a->data;
+    if (a->seq_len < 0) return "test set";
+    snprintf(buf, n, "test set at task.seq_len %d", r->cfg.task.seq_len);
+    return buf;
+}
+
 /* The metrics as summary.json names them, plus where they come from. */
 static cJSON *metrics_json(const LoadedRun *r, const UseArgs *a, const Dataset *d, const EvalResult *e) {
+    char name[64];
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "run", r->dir);
-    cJSON_AddStringToObject(j, "data", a->data ? a->data : "test set");
+    cJSON_AddStringToObject(j, "data", data_name(r, a, name, sizeof name));
     eval_result_add_json(j, e, r->data.gen.group_names);
     cJSON_AddNumberToObject(j, "test_sequences", d->n);
     cJSON_AddNumberToObject(j, "test_tokens", (double)e->n_tokens);
@@ -27,7 +36,8 @@ static cJSON *metrics_json(const LoadedRun *r, const UseArgs *a, const Dataset *
 }
 
 static void print_text(const LoadedRun *r, const UseArgs *a, const EvalResult *e) {
-    printf("%s on %s: %ld sequences, %ld scored tokens\n", r->dir, a->data ? a->data : "its test set", e->n_seqs,
+    char name[64];
+    printf("%s on %s: %ld sequences, %ld scored tokens\n", r->dir, data_name(r, a, name, sizeof name), e->n_seqs,
            e->n_tokens);
     printf("  test loss %.6f | token acc %.6f | token err %.6f | seq acc %.6f", e->loss, e->token_acc,
            1 - e->token_acc, e->seq_acc);
@@ -39,9 +49,11 @@ static void print_text(const LoadedRun *r, const UseArgs *a, const EvalResult *e
                    e->group_tokens[g]);
 }
 
-/* --out, or RUN_DIR/eval.json, or RUN_DIR/eval_NAME.json for --data …/NAME.jsonl. */
+/* --out, or RUN_DIR/eval.json, RUN_DIR/eval_nN.json for --seq-len N, or
+ * RUN_DIR/eval_NAME.json for --data …/NAME.jsonl. */
 static int out_path(const UseArgs *a, char *path, size_t n, AlError *err) {
     if (a->out) return al_path_fmt(path, n, err, "%s", a->out);
+    if (a->seq_len >= 0) return al_path_fmt(path, n, err, "%s/eval_n%d.json", a->dir, a->seq_len);
     if (!a->data) return al_path_fmt(path, n, err, "%s/eval.json", a->dir);
     const char *base = strrchr(a->data, '/') ? strrchr(a->data, '/') + 1 : a->data;
     int stem = (int)(strstr(base, ".jsonl") ? (size_t)(strstr(base, ".jsonl") - base) : strlen(base));
@@ -74,7 +86,8 @@ static EvalResult run_eval(LoadedRun *r, const Dataset *d) {
 int cli_eval(int argc, char **argv, AlError *err) {
     UseRun u;
     char path[AL_PATH_MAX];
-    if (use_start(&u, argc, argv, "--data --set --json --out", err) || out_path(&u.a, path, sizeof path, err)) {
+    if (use_start(&u, argc, argv, "--data --seq-len --set --json --out", err) ||
+        out_path(&u.a, path, sizeof path, err)) {
         use_end(&u);
         return err->code;
     }

@@ -33,6 +33,7 @@ static int take_value(UseArgs *a, const char *opt, const char *v, AlError *err) 
     if (!strcmp(opt, "--max-new")) return parse_count(a->cmd, opt, v, &a->max_new, err);
     if (!strcmp(opt, "--draw")) return parse_count(a->cmd, opt, v, &a->draw, err);
     if (!strcmp(opt, "--steps")) return parse_count(a->cmd, opt, v, &a->steps, err);
+    if (!strcmp(opt, "--seq-len")) return parse_count(a->cmd, opt, v, &a->seq_len, err);
     const char **slot = !strcmp(opt, "--data")   ? &a->data
                         : !strcmp(opt, "--out")  ? &a->out
                         : !strcmp(opt, "--anna") ? &a->anna
@@ -46,7 +47,7 @@ static int take_value(UseArgs *a, const char *opt, const char *v, AlError *err) 
 int use_parse(int argc, char **argv, const char *allowed, UseArgs *a, AlError *err) {
     memset(a, 0, sizeof *a);
     a->cmd = argv[0];
-    a->example = a->steps = -1;
+    a->example = a->steps = a->seq_len = -1;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (s[0] != '-') {
@@ -65,6 +66,9 @@ int use_parse(int argc, char **argv, const char *allowed, UseArgs *a, AlError *e
     if (!a->dir) return al_fail(err, 2, "%s needs a run folder (e.g. results/match2)", a->cmd);
     if (a->data && (a->prompt || a->example >= 0))
         return al_fail(err, 2, "%s: --data and %s exclude each other", a->cmd, a->prompt ? "--prompt" : "--example");
+    if (a->data && a->seq_len >= 0)
+        return al_fail(err, 2, "%s: --data and --seq-len exclude each other (--seq-len draws a test set of "
+                       "another length from the run's generator; --data brings its own rows)", a->cmd);
     if (a->data && al_path_check(a->data, 0, "--data", err)) return err->code;
     if (a->out && al_path_check(a->out, AL_FOLDER_ROOM, "--out", err)) return err->code;
     if (a->grid && !a->anna) return al_fail(err, 2, "%s: --grid DIR names where --anna best reads anna_summary.json; "
@@ -77,6 +81,7 @@ int use_start(UseRun *u, int argc, char **argv, const char *allowed, AlError *er
     memset(u, 0, sizeof *u);
     if (use_parse(argc, argv, allowed, &u->a, err) || runload_open(&u->r, u->a.dir, u->a.sets, u->a.n_sets, err))
         return err->code;
+    if (u->a.seq_len >= 0 && runload_retest(&u->r, u->a.seq_len, u->a.sets, u->a.n_sets, err)) return err->code;
     u->d = &u->r.data.test;
     if (!u->a.data) return 0;
     u->d = &u->file;

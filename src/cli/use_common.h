@@ -5,7 +5,7 @@
 
 #include "attnlab/train/runload.h"
 
-#define USE_MAX_SETS 32
+#define USE_MAX_SETS RUNLOAD_MAX_SETS
 
 typedef struct UseArgs {
     const char *cmd;               /* "eval", "generate", "inspect" */
@@ -14,6 +14,7 @@ typedef struct UseArgs {
     const char *sets[USE_MAX_SETS];
     int n_sets, json, example, max_new, draw;
     int steps;                     /* overlap --steps; −1 when not given */
+    int seq_len;                   /* eval --seq-len: the test set's task.seq_len; −1 = the run's */
 } UseArgs;
 
 /* Parses argv (argv[0] the command) into a; `allowed` lists the options the
@@ -27,7 +28,8 @@ typedef struct UseRun {
     const Dataset *d;    /* … or the run's test set: what the command works on */
 } UseRun;
 
-/* use_parse, then runload_open of the folder with the --set overrides and the data.
+/* use_parse, then runload_open of the folder with the --set overrides (and
+ * runload_retest for --seq-len) and the data.
  * Returns 0 or err->code; release with use_end in either case. */
 int  use_start(UseRun *u, int argc, char **argv, const char *allowed, AlError *err);
 void use_end(UseRun *u);

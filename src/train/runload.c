@@ -65,6 +65,49 @@ int runload_open_data(LoadedRun *r, const char *dir, const char *const *sets, in
     return open_run(r, dir, sets, n_sets, 0, err);
 }
 
+/* *td moved to *dst: gen.params points into the task's own params, so it moves too. */
+static void task_move(TaskData *dst, TaskData *td) {
+    *dst = *td;
+    if (td->gen.params) dst->gen.params = &dst->params;
+    memset(td, 0, sizeof *td);
+}
+
+int runload_retest(LoadedRun *r, int seq_len, const char *const *sets, int n_sets, AlError *err) {
+    if (seq_len == r->cfg.task.seq_len) return 0;
+    const char *all[RUNLOAD_MAX_SETS + 1];
+    char own[64];
+    AL_ASSERT(n_sets <= RUNLOAD_MAX_SETS);
+    snprintf(own, sizeof own, "task.seq_len=%d", seq_len);
+    for (int i = 0; i < n_sets; i++) all[i] = sets[i];
+    all[n_sets] = own;
+    Config cfg;
+    TaskSpec spec;
+    TaskData td;
+    if (cfg_load(&cfg, r->config_path, all, n_sets + 1, err) ||
+        task_build_from(cfg_task_spec(&cfg, &spec), r->config_path, &td, err)) {
+        al_error_prefix(err, "--seq-len %d", seq_len);
+        return err->code;
+    }
+    const char *why = td.vocab_size != r->data.vocab_size ? "vocabulary"
+                      : td.n_classes != r->data.n_classes ? "set of classes" : NULL;
+    if (why)
+        al_fail(err, 2, "--seq-len %d: %s: at task.seq_len %d the task's %s differs from the run's model's (%d "
+                "tokens and %d classes, against %d and %d), so the model cannot read its rows", seq_len,
+                r->config_path, seq_len, why, td.vocab_size, td.n_classes, r->data.vocab_size, r->data.n_classes);
+    else if (td.seq_len > r->model->max_len)
+        al_fail(err, 2, "--seq-len %d: %s: at task.seq_len %d the rows are %d tokens long, longer than the %d the "
+                "run's model was built for (task.seq_len %d)", seq_len, r->config_path, seq_len, td.seq_len,
+                r->model->max_len, r->cfg.task.seq_len);
+    if (why || td.seq_len > r->model->max_len) {
+        task_free(&td);
+        return err->code;
+    }
+    task_free(&r->data);
+    task_move(&r->data, &td);
+    r->cfg = cfg;
+    return 0;
+}
+
 void runload_close(LoadedRun *r) {
     if (r->model) model_free(r->model);
     task_free(&r->data);

@@ -15,7 +15,12 @@
  *     the counts over their row total, rows summing to 1 or 0 (anna_weights × V =
  *     ANNA's output is tests/anna/test_anna_map.c's); --anna best reads a grid's
  *     anna_summary.json (--grid); a bad cell is refused with a clear message;
- *   - a bidirectional model refuses to generate. */
+ *   - a bidirectional model refuses to generate;
+ *   - eval --seq-len N of an Eq-one run: at the run's own N its summary's figures,
+ *     at a shorter N the figures of eval --data on the test set that a config of that
+ *     N builds (written as JSONL here), named and stored as eval_nN.json; refused with
+ *     a clear message where the rows outgrow the model, the length has no meaning
+ *     (arith), the vocabulary changes with it (index lookup) or --data is given. */
 #include "check.h"
 #include "testutil.h"
 #include "attnlab/anna/distill.h"
@@ -74,21 +79,27 @@ static cJSON *read_json(const char *path) {
     return j;
 }
 
-/* Every metric of summary.json's "test_*" keys, exactly. */
-static void same_metrics(const cJSON *summary, const cJSON *eval, const char *what) {
+/* Every metric under summary (its "test_*" keys at the top, all of a nested
+ * object such as test_group_token_acc), exactly; how many were compared. */
+static int compare_metrics(const cJSON *summary, const cJSON *eval, const char *what, int top) {
     int n = 0;
     for (const cJSON *s = summary->child; s; s = s->next) {
-        if (strncmp(s->string, "test_", 5) || !strcmp(s->string, "test_sequences")) continue;
+        if (top && (strncmp(s->string, "test_", 5) || !strcmp(s->string, "test_sequences"))) continue;
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(eval, s->string);
         n++;
         if (cJSON_IsObject(s)) {
-            same_metrics(s, e, what);
+            CHECK(cJSON_IsObject(e), "%s: no object %s", what, s->string);
+            if (cJSON_IsObject(e)) n += compare_metrics(s, e, what, 0);
             continue;
         }
         CHECK(cJSON_IsNumber(e) && e->valuedouble == s->valuedouble, "%s: %s is %.17g, summary.json has %.17g", what,
               s->string, e ? e->valuedouble : NAN, s->valuedouble);
     }
-    CHECK(n >= 1, "%s: no test metrics compared", what);
+    return n;
+}
+
+static void same_metrics(const cJSON *summary, const cJSON *eval, const char *what) {
+    CHECK(compare_metrics(summary, eval, what, 1) >= 1, "%s: no test metrics compared", what);
 }
 
 static void test_eval(const char *dir) {
@@ -436,6 +447,101 @@ static void test_recurrent_runs(void) {
     }
 }
 
+static const char EQ_ONE_RUN[] =
+    "{\"name\": \"eq\", \"seed\": 5, \"task\": {\"type\": \"eq_one\", \"seq_len\": %d, \"symbols\": 6, "
+    "\"train_size\": 0},\n \"model\": {\"d_model\": 16, \"n_layers\": 1, \"n_heads\": 2, "
+    "\"positional\": \"learned\", \"attention\": {\"causal\": true}},\n"
+    " \"train\": {\"batch_size\": 8, \"steps\": %d, \"lr\": 0.01, \"threads\": 1}, "
+    "\"eval\": {\"every\": 30, \"test_size\": 40}}\n";
+
+/* eval ARGS… of dir into out; the exit code, err set. */
+static int eval_to(const char *dir, const char *out, const char *a1, const char *a2, AlError *err) {
+    char *argv[8] = { "eval", (char *)dir, "--out", (char *)out, (char *)a1, (char *)a2 };
+    return run(cli_eval, argv, a1 ? 6 : 4, err);
+}
+
+static double num(const cJSON *j, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The test set a config of task.seq_len n builds, written as JSONL to path. */
+static void write_test_set(int n, const char *path) {
+    char text[1024], cfg_path[300];
+    snprintf(text, sizeof text, EQ_ONE_RUN, n, 60);
+    snprintf(cfg_path, sizeof cfg_path, "%s/eq_n%d.json", tmp, n);
+    CHECK(tu_write_file(cfg_path, text) == 0, "cannot write %s", cfg_path);
+    Config c;
+    TaskSpec spec;
+    TaskData td;
+    AlError err = {0};
+    CHECK(cfg_load(&c, cfg_path, NULL, 0, &err) == 0, "%s: %s", cfg_path, err.msg);
+    CHECK(task_build_from(cfg_task_spec(&c, &spec), cfg_path, &td, &err) == 0, "%s: %s", cfg_path, err.msg);
+    CHECK(jsonl_write(path, &td.test, JSONL_GROUP, &err) == 0, "jsonl_write: %s", err.msg);
+    task_free(&td);
+}
+
+static void test_eval_seq_len(const char *arith) {
+    char text[1024], dir[300], lookup[300], out[400], out2[400], data[400], name[400];
+    AlError err;
+    snprintf(text, sizeof text, EQ_ONE_RUN, 8, 60);
+    if (train("eq", text, dir)) return;
+    /* Its own length: the run's test set, so summary.json's figures. */
+    snprintf(out, sizeof out, "%s/eq_eval8.json", tmp);
+    CHECK(eval_to(dir, out, "--seq-len", "8", &err) == 0, "eval --seq-len 8: %s", err.msg);
+    cJSON *summary = read_json(tu_path(dir, "summary.json")), *e = read_json(out);
+    same_metrics(summary, e, "eval --seq-len 8");
+    cJSON_Delete(e);
+    /* A shorter length: what eval --data gives on the test set of a config of that length. */
+    snprintf(data, sizeof data, "%s/eq_test4.jsonl", tmp);
+    write_test_set(4, data);
+    snprintf(out2, sizeof out2, "%s/eq_file4.json", tmp);
+    CHECK(eval_to(dir, out2, "--data", data, &err) == 0, "eval --data: %s", err.msg);
+    char *argv[4] = { "eval", dir, "--seq-len", "4" };
+    CHECK(run(cli_eval, argv, 4, &err) == 0, "eval --seq-len 4: %s", err.msg);
+    e = read_json(tu_path(dir, "eval_n4.json"));
+    cJSON *f = read_json(out2);
+    static const char *const KEYS[] = { "test_loss", "test_token_acc", "test_seq_acc", "test_sequences",
+                                        "test_tokens" };
+    for (int i = 0; i < 5; i++)
+        CHECK(num(e, KEYS[i]) == num(f, KEYS[i]), "eval --seq-len 4: %s is %.17g, eval --data of the N = 4 test "
+              "set has %.17g", KEYS[i], num(e, KEYS[i]), num(f, KEYS[i]));
+    CHECK(num(e, "test_sequences") == 40, "eval --seq-len 4: %g sequences, not eval.test_size 40",
+          num(e, "test_sequences"));
+    const cJSON *what = cJSON_GetObjectItem(e, "data");
+    CHECK(cJSON_IsString(what) && !strcmp(what->valuestring, "test set at task.seq_len 4"),
+          "eval --seq-len 4 names its data '%s'", cJSON_IsString(what) ? what->valuestring : "?");
+    cJSON_Delete(summary);
+    cJSON_Delete(e);
+    cJSON_Delete(f);
+    /* Refused, each with its reason. */
+    snprintf(text, sizeof text,
+             "{\"name\": \"il\", \"task\": {\"type\": \"index_lookup\", \"seq_len\": 8, \"min_len\": 2, \"alphabet\": 4, \"train_size\": 0},"
+             " \"model\": {\"d_model\": 8, \"attention\": {\"causal\": true}},"
+             " \"train\": {\"batch_size\": 4, \"steps\": 2, \"threads\": 1}, \"eval\": {\"test_size\": 8}}\n");
+    if (train("il", text, lookup)) return;
+    static const struct { const char *dir, *a1, *a2, *msg[2]; } BAD[] = {
+        { NULL, "--seq-len", "10", { "--seq-len 10: ", "the rows are 11 tokens long, longer than the 9 the run's "
+                                     "model was built for (task.seq_len 8)" } },
+        { NULL, "--seq-len", "5", { "--seq-len 5: ", "seq_len must be even" } },
+        { NULL, "--seq-len", "x", { "--seq-len needs a whole number >= 0, got 'x'", "" } },
+        { "arith", "--seq-len", "4", { "--seq-len 4: ", "task.seq_len: not valid for task.type \"arith\"" } },
+        { "lookup", "--seq-len", "4", { "--seq-len 4: ", "the task's vocabulary differs from the run's model's" } },
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        const char *d = !BAD[i].dir ? dir : !strcmp(BAD[i].dir, "arith") ? arith : lookup;
+        snprintf(name, sizeof name, "%s/bad%zu.json", tmp, i);
+        int rc = eval_to(d, name, BAD[i].a1, BAD[i].a2, &err);
+        CHECK(rc == 2 && strstr(err.msg, BAD[i].msg[0]) && strstr(err.msg, BAD[i].msg[1]),
+              "eval %s %s: exit %d, '%s'", BAD[i].a1, BAD[i].a2, rc, err.msg);
+        struct stat st;
+        CHECK(stat(name, &st) != 0, "eval %s %s wrote %s", BAD[i].a1, BAD[i].a2, name);
+    }
+    char *both[6] = { "eval", dir, "--seq-len", "4", "--data", data };
+    CHECK(run(cli_eval, both, 6, &err) == 2 && strstr(err.msg, "--data and --seq-len exclude each other"),
+          "eval --seq-len --data: '%s'", err.msg);
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "%s/attnlab_use_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp)) return 1;
@@ -450,6 +556,7 @@ int main(void) {
     test_inspect(arith, m2, torch);
     test_inspect_anna(arith, m2);
     test_recurrent_runs();
+    test_eval_seq_len(arith);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

@@ -30,6 +30,16 @@ int  runload_open(LoadedRun *r, const char *dir, const char *const *sets, int n_
  * only, e.g. a committed result whose weights are not kept. */
 int  runload_open_data(LoadedRun *r, const char *dir, const char *const *sets, int n_sets, AlError *err);
 void runload_close(LoadedRun *r);
+/* Replaces r's config and data (after runload_open) by the run's, reloaded with the
+ * same sets plus task.seq_len = seq_len and rebuilt (same seed, same generator): a
+ * test set of another length for the same model, e.g. the shorter strings of its
+ * training mix.  Refused (code 2, "--seq-len N: " before the config's or the
+ * generator's message) when the task has no task.seq_len or the generator refuses
+ * the length, when the vocabulary or classes change with it (index lookup's index
+ * tokens), or when the rows would be longer than the model's max_len.  The model
+ * stays; seq_len equal to the run's changes nothing. */
+#define RUNLOAD_MAX_SETS 32
+int  runload_retest(LoadedRun *r, int seq_len, const char *const *sets, int n_sets, AlError *err);
 
 /* Reads a JSONL file (data/README.md) for this run's model: token ids must be in
  * the model's vocabulary, scored labels among its classes and rows no longer than
