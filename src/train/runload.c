@@ -90,17 +90,19 @@ int runload_retest(LoadedRun *r, int seq_len, const char *const *sets, int n_set
     }
     const char *why = td.vocab_size != r->data.vocab_size ? "vocabulary"
                       : td.n_classes != r->data.n_classes ? "set of classes" : NULL;
+    int rc = 0;
     if (why)
-        al_fail(err, 2, "--seq-len %d: %s: at task.seq_len %d the task's %s differs from the run's model's (%d "
-                "tokens and %d classes, against %d and %d), so the model cannot read its rows", seq_len,
-                r->config_path, seq_len, why, td.vocab_size, td.n_classes, r->data.vocab_size, r->data.n_classes);
+        rc = al_fail(err, 2, "--seq-len %d: %s: at task.seq_len %d the task's %s differs from the run's model's "
+                     "(%d tokens and %d classes, against %d and %d), so the model cannot read its rows", seq_len,
+                     r->config_path, seq_len, why, td.vocab_size, td.n_classes, r->data.vocab_size,
+                     r->data.n_classes);
     else if (td.seq_len > r->model->max_len)
-        al_fail(err, 2, "--seq-len %d: %s: at task.seq_len %d the rows are %d tokens long, longer than the %d the "
-                "run's model was built for (task.seq_len %d)", seq_len, r->config_path, seq_len, td.seq_len,
-                r->model->max_len, r->cfg.task.seq_len);
-    if (why || td.seq_len > r->model->max_len) {
+        rc = al_fail(err, 2, "--seq-len %d: %s: at task.seq_len %d the rows are %d tokens long, longer than the %d "
+                     "the run's model was built for (task.seq_len %d)", seq_len, r->config_path, seq_len,
+                     td.seq_len, r->model->max_len, r->cfg.task.seq_len);
+    if (rc) {
         task_free(&td);
-        return err->code;
+        return rc;
     }
     task_free(&r->data);
     task_move(&r->data, &td);
