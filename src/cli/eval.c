@@ -1,4 +1,5 @@
-/* eval.c — `./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--set eval.*=…] [--json] [--out FILE]`
+/* eval.c — `./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--by-position] [--set eval.*=…] [--json]
+ * [--out FILE]`
  * (cli/use.h).  The metrics are those of training's evaluations (train/evaluate.c:
  * the same batches of train.batch_size, the same answer decoding), under the keys
  * of summary.json, so an eval of a finished run's test set repeats the figures of
@@ -22,8 +23,29 @@ static const char *data_name(const LoadedRun *r, const UseArgs *a, char *buf, si
     return buf;
 }
 
+/* --by-position: per row position, the targets scored there and the right ones. */
+typedef struct Positions {
+    long *right, *scored;
+    int n;
+} Positions;
+
+/* "test_position_token_acc": one entry per position that has scored targets,
+ * numbered from 1 (the row's first token). */
+static void positions_json(cJSON *j, const Positions *p) {
+    cJSON *arr = cJSON_AddArrayToObject(j, "test_position_token_acc");
+    for (int i = 0; i < p->n; i++) {
+        if (!p->scored[i]) continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "position", i + 1);
+        cJSON_AddNumberToObject(o, "tokens", (double)p->scored[i]);
+        cJSON_AddNumberToObject(o, "token_acc", (double)p->right[i] / p->scored[i]);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
 /* The metrics as summary.json names them, plus where they come from. */
-static cJSON *metrics_json(const LoadedRun *r, const UseArgs *a, const Dataset *d, const EvalResult *e) {
+static cJSON *metrics_json(const LoadedRun *r, const UseArgs *a, const Dataset *d, const EvalResult *e,
+                           const Positions *p) {
     char name[64];
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "run", r->dir);
@@ -31,11 +53,12 @@ static cJSON *metrics_json(const LoadedRun *r, const UseArgs *a, const Dataset *
     eval_result_add_json(j, e, r->data.gen.group_names);
     cJSON_AddNumberToObject(j, "test_sequences", d->n);
     cJSON_AddNumberToObject(j, "test_tokens", (double)e->n_tokens);
+    if (p->right) positions_json(j, p);
     attnlab_add_provenance(j);
     return j;
 }
 
-static void print_text(const LoadedRun *r, const UseArgs *a, const EvalResult *e) {
+static void print_text(const LoadedRun *r, const UseArgs *a, const EvalResult *e, const Positions *p) {
     char name[64];
     printf("%s on %s: %ld sequences, %ld scored tokens\n", r->dir, data_name(r, a, name, sizeof name), e->n_seqs,
            e->n_tokens);
@@ -47,6 +70,10 @@ static void print_text(const LoadedRun *r, const UseArgs *a, const EvalResult *e
         if (e->group_tokens[g])
             printf("  group %-12s token acc %.6f (%ld tokens)\n", r->data.gen.group_names[g], e->group_acc[g],
                    e->group_tokens[g]);
+    for (int i = 0; p->right && i < p->n; i++)
+        if (p->scored[i])
+            printf("  position %-9d token acc %.6f (%ld tokens)\n", i + 1, (double)p->right[i] / p->scored[i],
+                   p->scored[i]);
 }
 
 /* --out, or RUN_DIR/eval.json, RUN_DIR/eval_nN.json for --seq-len N, or
@@ -62,12 +89,13 @@ static int out_path(const UseArgs *a, char *path, size_t n, AlError *err) {
 
 /* The run's evaluation of d: training's (do_eval in trainer.c) on one thread,
  * which equals its pool's bit for bit (evaluate.h). */
-static EvalResult run_eval(LoadedRun *r, const Dataset *d) {
+static EvalResult run_eval(LoadedRun *r, const Dataset *d, Positions *p) {
     Arena arena;
     Tape tape;
     arena_init(&arena, 8u << 20);
     tape_init(&tape, &arena);
-    EvalResult e = evaluate(r->model, &tape, d, r->cfg.train.batch_size, r->data.gen.n_groups);
+    EvalResult e = evaluate_by_position(r->model, &tape, d, r->cfg.train.batch_size, r->data.gen.n_groups, p->right,
+                                        p->scored);
     TaskGen g = r->data.gen;
     if (g.extract_answer)
         e.answer_acc = evaluate_answers(r->model, d, &g, r->cfg.train.batch_size);
@@ -86,17 +114,24 @@ static EvalResult run_eval(LoadedRun *r, const Dataset *d) {
 int cli_eval(int argc, char **argv, AlError *err) {
     UseRun u;
     char path[AL_PATH_MAX];
-    if (use_start(&u, argc, argv, "--data --seq-len --set --json --out", err) ||
+    if (use_start(&u, argc, argv, "--data --seq-len --by-position --set --json --out", err) ||
         out_path(&u.a, path, sizeof path, err)) {
         use_end(&u);
         return err->code;
     }
-    EvalResult e = run_eval(&u.r, u.d);
-    cJSON *j = metrics_json(&u.r, &u.a, u.d, &e);
+    Positions p = { NULL, NULL, u.d->seq_len };
+    if (u.a.by_position) {
+        p.right = al_calloc((size_t)p.n, sizeof *p.right);
+        p.scored = al_calloc((size_t)p.n, sizeof *p.scored);
+    }
+    EvalResult e = run_eval(&u.r, u.d, &p);
+    cJSON *j = metrics_json(&u.r, &u.a, u.d, &e, &p);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
     if (u.a.json) printf("%s\n", text);
-    else print_text(&u.r, &u.a, &e);
+    else print_text(&u.r, &u.a, &e, &p);
+    free(p.right);
+    free(p.scored);
     int rc = write_text_atomic(path, text, err);
     if (!rc && !u.a.json) printf("wrote %s\n", path);
     free(text);

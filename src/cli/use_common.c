@@ -57,6 +57,8 @@ int use_parse(int argc, char **argv, const char *allowed, UseArgs *a, AlError *e
             return al_fail(err, 2, "%s: unknown option '%s' (options: %s)", a->cmd, s, allowed);
         } else if (!strcmp(s, "--json")) {
             a->json = 1;
+        } else if (!strcmp(s, "--by-position")) {
+            a->by_position = 1;
         } else if (i + 1 == argc) {
             return al_fail(err, 2, "%s: %s needs a value", a->cmd, s);
         } else if (take_value(a, s, argv[++i], err)) {

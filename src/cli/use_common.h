@@ -13,6 +13,7 @@ typedef struct UseArgs {
     const char *anna, *grid;       /* inspect --anna CELL, --grid DIR */
     const char *sets[USE_MAX_SETS];
     int n_sets, json, example, max_new, draw;
+    int by_position;               /* eval --by-position */
     int steps;                     /* overlap --steps; −1 when not given */
     int seq_len;                   /* eval --seq-len: the test set's task.seq_len; −1 = the run's */
 } UseArgs;

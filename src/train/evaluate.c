@@ -43,11 +43,27 @@ void eval_count_correct(const Tensor *logits, const int *targets, int multilabel
     }
 }
 
-/* What one batch or a shard's batches add up. */
+/* What one batch or a shard's batches add up; pos_right / pos_scored (one count per
+ * row position, or NULL) for evaluate_by_position. */
 typedef struct EvalCounts {
     long correct, scored, correct_seqs, seqs;
     long group_correct[EVAL_MAX_GROUPS], group_scored[EVAL_MAX_GROUPS];
+    long *pos_right, *pos_scored;
 } EvalCounts;
+
+/* Adds each scored position i of the batch to pos_scored[i], and to pos_right[i]
+ * when it is right (position_right, as eval_count_correct judges it). */
+static void count_positions(const Tensor *logits, const int *targets, int multilabel, long *pos_right,
+                            long *pos_scored) {
+    int B = logits->shape[0], T = logits->shape[1], C = logits->shape[2];
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < T; i++) {
+            int y = targets[b * T + i];
+            if (y < 0) continue;
+            pos_scored[i] += 1;
+            pos_right[i] += position_right(logits->data + ((long)b * T + i) * C, C, y, multilabel);
+        }
+}
 
 /* Rows [start, start + B) of d on the tape t (grad and dropout off): adds to *c and
  * returns the batch's summed cross-entropy (its mean × its scored positions, as a
@@ -61,6 +77,7 @@ static double eval_batch(Model *m, Tape *t, const Dataset *d, int start, int B, 
     long scored_before = c->scored;
     eval_count_correct(logits, targets, d->multilabel, use_groups ? groups : NULL, &c->correct, &c->scored, &c->correct_seqs,
                        c->group_correct, c->group_scored);
+    if (c->pos_right) count_positions(logits, targets, d->multilabel, c->pos_right, c->pos_scored);
     c->seqs += B;
     /* The loss is a mean over this batch's scored positions: weight it back. */
     return step_loss(t, logits, targets, d->multilabel)->data[0] * (double)(c->scored - scored_before);
@@ -110,9 +127,12 @@ static void restore_mode(Tape *t, TapeMode saved) {
     t->training = saved.training;
 }
 
-EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_groups) {
+EvalResult evaluate_by_position(Model *m, Tape *t, const Dataset *d, int batch_size, int n_groups, long *pos_right,
+                                long *pos_scored) {
     TapeMode saved = eval_mode(t);
     EvalCounts c = {0};
+    c.pos_right = pos_right;
+    c.pos_scored = pos_scored;
     int use_groups = n_groups > 0 && d->info;
     if (batch_size > 1024) batch_size = 1024;
     double loss_sum = 0;
@@ -122,6 +142,10 @@ EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_g
     }
     restore_mode(t, saved);
     return eval_result(&c, loss_sum, use_groups ? n_groups : 0);
+}
+
+EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_groups) {
+    return evaluate_by_position(m, t, d, batch_size, n_groups, NULL, NULL);
 }
 
 /* The pool's threads take whole batches (batch k on thread k mod S, its own tape

@@ -20,7 +20,10 @@
  *     at a shorter N the figures of eval --data on the test set that a config of that
  *     N builds (written as JSONL here), named and stored as eval_nN.json; refused with
  *     a clear message where the rows outgrow the model, the length has no meaning
- *     (arith), the vocabulary changes with it (index lookup) or --data is given. */
+ *     (arith), the vocabulary changes with it (index lookup) or --data is given;
+ *   - eval --by-position (an arithmetic run, single-label, and an Eq-ncp run,
+ *     multi-label): each position's figures are evaluate()'s on the test set with
+ *     every other position's target masked out, and the rest is summary.json's. */
 #include "check.h"
 #include "testutil.h"
 #include "attnlab/anna/distill.h"
@@ -28,6 +31,7 @@
 #include "attnlab/data/jsonl.h"
 #include "attnlab/io/safetensors.h"
 #include "attnlab/nn/decode.h"
+#include "attnlab/train/evaluate.h"
 #include "attnlab/train/runload.h"
 #include "attnlab/train/trainer.h"
 
@@ -454,10 +458,10 @@ static const char EQ_ONE_RUN[] =
     " \"train\": {\"batch_size\": 8, \"steps\": %d, \"lr\": 0.01, \"threads\": 1}, "
     "\"eval\": {\"every\": 30, \"test_size\": 40}}\n";
 
-/* eval ARGS… of dir into out; the exit code, err set. */
+/* eval [a1 [a2]] of dir into out (a1, a2 may be NULL); the exit code, err set. */
 static int eval_to(const char *dir, const char *out, const char *a1, const char *a2, AlError *err) {
     char *argv[8] = { "eval", (char *)dir, "--out", (char *)out, (char *)a1, (char *)a2 };
-    return run(cli_eval, argv, a1 ? 6 : 4, err);
+    return run(cli_eval, argv, 4 + !!a1 + !!a2, err);
 }
 
 static double num(const cJSON *j, const char *key) {
@@ -542,6 +546,68 @@ static void test_eval_seq_len(const char *arith) {
           "eval --seq-len --data: '%s'", err.msg);
 }
 
+/* eval --by-position of a run: each position's count and accuracy equal evaluate()'s
+ * on the test set with every other position's target masked out, the counts add up
+ * to test_tokens, and the other figures are summary.json's (the flag changes
+ * nothing else). */
+static void check_by_position(const char *dir, const char *what) {
+    char out[400];
+    AlError err;
+    snprintf(out, sizeof out, "%s/%s_positions.json", tmp, what);
+    CHECK(eval_to(dir, out, "--by-position", NULL, &err) == 0, "eval --by-position of %s: %s", what, err.msg);
+    cJSON *summary = read_json(tu_path(dir, "summary.json")), *e = read_json(out);
+    same_metrics(summary, e, "eval --by-position");
+    const cJSON *arr = cJSON_GetObjectItem(e, "test_position_token_acc");
+    LoadedRun r;
+    CHECK(runload_open(&r, dir, NULL, 0, &err) == 0, "runload_open: %s", err.msg);
+    const Dataset *d = &r.data.test;
+    Dataset one = *d;
+    one.targets = al_malloc((size_t)d->n * d->seq_len * sizeof(int));
+    Arena arena;
+    Tape tape;
+    arena_init(&arena, 8u << 20);
+    tape_init(&tape, &arena);
+    const cJSON *entry = arr ? arr->child : NULL;
+    int positions = 0;
+    double tokens = 0;
+    for (int i = 0; i < d->seq_len; i++) {
+        for (long k = 0; k < (long)d->n * d->seq_len; k++)
+            one.targets[k] = k % d->seq_len == i ? d->targets[k] : DATASET_IGNORE;
+        EvalResult m = evaluate(r.model, &tape, &one, r.cfg.train.batch_size, 0);
+        if (!m.n_tokens) continue;
+        positions++;
+        CHECK(entry && num(entry, "position") == i + 1 && num(entry, "tokens") == m.n_tokens &&
+                  num(entry, "token_acc") == m.token_acc,
+              "%s: position %d: eval --by-position has position %g, %g tokens, acc %.17g; evaluate() of that "
+              "position alone: %ld tokens, acc %.17g", what, i + 1, entry ? num(entry, "position") : NAN,
+              entry ? num(entry, "tokens") : NAN, entry ? num(entry, "token_acc") : NAN, m.n_tokens, m.token_acc);
+        tokens += entry ? num(entry, "tokens") : 0;
+        entry = entry ? entry->next : NULL;
+    }
+    CHECK(positions > 1 && !entry, "%s: %d scored positions, eval --by-position lists %d", what, positions,
+          cJSON_GetArraySize(arr));
+    CHECK(tokens == num(e, "test_tokens"), "%s: the positions' tokens add up to %g, not test_tokens %g", what,
+          tokens, num(e, "test_tokens"));
+    tape_free(&tape);
+    arena_free(&arena);
+    free(one.targets);
+    runload_close(&r);
+    cJSON_Delete(summary);
+    cJSON_Delete(e);
+}
+
+static void test_eval_by_position(const char *arith) {
+    char dir[300];
+    check_by_position(arith, "arith");
+    if (train("ncp", "{\"name\": \"ncp\", \"seed\": 2, \"task\": {\"type\": \"eq_ncp\", \"seq_len\": 8, "
+                     "\"symbols\": 4, \"train_size\": 0},\n \"model\": {\"d_model\": 16, \"n_layers\": 1, "
+                     "\"n_heads\": 2, \"positional\": \"learned\", \"attention\": {\"causal\": true}},\n"
+                     " \"train\": {\"batch_size\": 8, \"steps\": 60, \"lr\": 0.01, \"threads\": 1}, "
+                     "\"eval\": {\"every\": 30, \"test_size\": 40}}\n", dir))
+        return;
+    check_by_position(dir, "eq_ncp");
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "%s/attnlab_use_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp)) return 1;
@@ -557,6 +623,7 @@ int main(void) {
     test_inspect_anna(arith, m2);
     test_recurrent_runs();
     test_eval_seq_len(arith);
+    test_eval_by_position(arith);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

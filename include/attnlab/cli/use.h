@@ -1,6 +1,6 @@
 /* use.h — using and looking inside a trained run folder (issue 19):
  *
- *   ./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--set eval.key=value]… [--json] [--out FILE]
+ *   ./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--by-position] [--set eval.key=value]… [--json] [--out FILE]
  *   ./train generate RUN_DIR [--prompt "tokens…" | --data FILE.jsonl] [--max-new N]
  *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR] [--anna CELL [--grid DIR] [--draw K]]
  *   ./train overlap RUN_DIR [--steps N] [--set eval.key=value]… [--json]
@@ -18,7 +18,9 @@
  * or --data FILE, computed by train/evaluate.c as training computes them (the run's
  * final evaluation gives the figures of its summary.json, bit for bit).  Printed as
  * text, or as JSON with --json; always written as JSON to --out FILE (default
- * RUN_DIR/eval.json, or RUN_DIR/eval_NAME.json for --data NAME.jsonl). */
+ * RUN_DIR/eval.json, or RUN_DIR/eval_NAME.json for --data NAME.jsonl).  With
+ * --by-position, also the token accuracy at each row position that has scored
+ * targets ("test_position_token_acc": position from 1, tokens, token_acc). */
 int cli_eval(int argc, char **argv, AlError *err);
 
 /* Greedy decoding (KV cache or recurrent state, nn/decode.h) of a prompt, of every

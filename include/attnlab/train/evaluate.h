@@ -43,6 +43,12 @@ void eval_count_correct(const Tensor *logits, const int *targets, int multilabel
  * batch; grad and dropout are off during the call and restored after).  n_groups > 0
  * (with d->info) also measures the token accuracy of each group. */
 EvalResult evaluate(Model *m, Tape *t, const Dataset *d, int batch_size, int n_groups);
+/* evaluate(), also counting by row position i (0 … d->seq_len − 1, the position
+ * whose output is scored): pos_scored[i] scored targets there over all rows, and
+ * pos_right[i] the right ones (judged as eval_count_correct judges them).  Both
+ * arrays hold d->seq_len counts and are added to (zero them first). */
+EvalResult evaluate_by_position(Model *m, Tape *t, const Dataset *d, int batch_size, int n_groups, long *pos_right,
+                                long *pos_scored);
 
 /* Chain of thought (paper 004 protocol): greedy-decodes every test prompt with a KV
  * cache and counts the rows whose final answer, located by g->extract_answer in
