@@ -3,7 +3,8 @@
  *   ./train CONFIG.json [--set key.path=value]… [--out DIR] [--resume | --force] [--pause-at STEP] [--quiet]
  *   ./train data CONFIG.json [--set …] [--out DIR]
  *   ./train distill RUN_DIR [--set distill.key=value]… [--out DIR] [--resume] [--quiet]
- *   ./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--by-position] [--set eval.key=value]… [--json] [--out FILE]
+ *   ./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--by-position] [--set eval.key=value]… [--json]
+ *                [--out FILE]
  *   ./train generate RUN_DIR [--prompt "tokens…" | --data FILE.jsonl] [--max-new N]
  *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR] [--anna CELL [--grid DIR] [--draw K]]
  *   ./train curve RUN_DIR…  [--metric M] [--out FILE.svg]
@@ -61,8 +62,8 @@ static void usage(FILE *f) {
         "                                  its anna_grid.journal)\n"
         "                                  (distill.finetune_steps > 0: then fine-tunes with ANNA in\n"
         "                                  the loop and writes anna_finetune.csv)\n"
-        "  ./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--by-position] [--set eval.key=value] [--json] [--out FILE]\n"
-        "                                  the trained model's metrics on its test set or FILE, as\n"
+        "  ./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--by-position] [--set eval.key=value]\n"
+        "        [--json] [--out FILE]     the trained model's metrics on its test set or FILE, as\n"
         "                                  training reports them (RUN_DIR/eval.json; --json: to stdout);\n"
         "                                  --seq-len N: on a test set of task.seq_len N from the run's\n"
         "                                  generator (RUN_DIR/eval_nN.json); --by-position: also the\n"

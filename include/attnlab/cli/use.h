@@ -1,6 +1,7 @@
 /* use.h — using and looking inside a trained run folder (issue 19):
  *
- *   ./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--by-position] [--set eval.key=value]… [--json] [--out FILE]
+ *   ./train eval RUN_DIR [--data FILE.jsonl | --seq-len N] [--by-position] [--set eval.key=value]… [--json]
+ *                [--out FILE]
  *   ./train generate RUN_DIR [--prompt "tokens…" | --data FILE.jsonl] [--max-new N]
  *   ./train inspect RUN_DIR [--example N | --data FILE.jsonl] [--out DIR] [--anna CELL [--grid DIR] [--draw K]]
  *   ./train overlap RUN_DIR [--steps N] [--set eval.key=value]… [--json]
