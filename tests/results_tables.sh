@@ -21,6 +21,8 @@ scripts/readme_include --regenerate --require-command $mds || fail "a results ta
 
 # The sentences on the arithmetic cells at 7 and 8 operators are written from their data too.
 scripts/arith_wide_prose --check || fail "the arithmetic sentences on 7 and 8 operators differ from their data (above)"
+# So are the verdict rows of paper 003's linear Transformer (its paragraphs are include blocks).
+scripts/protocol_prose verdicts --check || fail "the linear Transformer's verdict rows differ from their data (above)"
 
 # The checker itself: a block whose command prints other text, and one naming no command.
 tmp=$(mktemp -d) || exit 2
@@ -53,6 +55,19 @@ scripts/arith_wide_prose --root "$tmp/r" >/dev/null || fail "arith_wide_prose co
 for f in results/paper004/README.md results/verdicts.tsv results/README.md; do
     cmp -s "$f" "$tmp/r/$f" || fail "arith_wide_prose: the rewritten $f is not the committed one"
 done
+# protocol_prose: a number edited by hand in a verdict row is named by --check, with the
+# column, and the rewrite puts back the row from the data, byte for byte.
+mkdir -p "$tmp/p/results" && ln -s "$PWD/results/paper003" "$tmp/p/results/paper003" &&
+    ln -s "$PWD/results/overlap.jsonl" "$tmp/p/results/overlap.jsonl"
+sed 's/stops early at N = 20 and 50 at all three rates, and ends its \([0-9 ]*\) steps far short of it at N = 100 at every rate (best [0-9.]*%/stops early at N = 20 and 50 at all three rates, and ends its \1 steps far short of it at N = 100 at every rate (best 91.9%/' \
+    results/verdicts.tsv > "$tmp/p/results/verdicts.tsv"
+cmp -s results/verdicts.tsv "$tmp/p/results/verdicts.tsv" && fail "protocol_prose: the index-lookup row has no best accuracy at N = 100"
+out=$(scripts/protocol_prose verdicts --check --root "$tmp/p") && fail "protocol_prose --check passed a number edited by hand"
+echo "$out" | grep -qF 'the row "Paper 003, index lookup (Fig. 2a), the protocol: linear Transformer" differs from the data; its column 6' ||
+    fail "protocol_prose --check did not name the edited row and column: $out"
+echo "$out" | grep -qF "Eq-random" && fail "protocol_prose --check named an unchanged row: $out"
+scripts/protocol_prose verdicts --root "$tmp/p" >/dev/null || fail "protocol_prose could not rewrite the edited row"
+cmp -s results/verdicts.tsv "$tmp/p/results/verdicts.tsv" || fail "protocol_prose: the rewritten results/verdicts.tsv is not the committed one"
 # smallest: the widths a row ran name its range, a group with no run in a row says so, and a
 # hit at the narrowest width a row ran is a bound when other rows ran narrower.
 printf 'n,d,type,acc,n_params,flops_per_seq\n1,16,a,0.95,10,1000000\n1,16,b,0.5,10,1000000\n1,32,b,0.8,20,2000000\n2,32,a,0.5,20,2000000\n3,32,b,0.9,20,2000000\n' > "$tmp/g.csv"

@@ -1,0 +1,60 @@
+"""scripts/prose.py — the words and the wrapping shared by the scripts that write the
+sentences of the results write-ups from their data (scripts/arith_wide_prose,
+scripts/protocol_prose).  Standard library only; imported from the scripts' folder."""
+import re
+
+WIDTH = 88
+
+
+def unwrap(par, indent=""):
+    """One line per paragraph; two spaces where a line ends a sentence and the next starts one."""
+    lines = par.split("\n")
+    out = lines[0]
+    for prev, line in zip(lines, lines[1:]):
+        if indent and line.startswith(indent):
+            line = line[len(indent):]
+        sentence_end = re.search(r"[.!?]\)?$", prev) and re.match(r"[A-Z(`]", line)
+        out += ("  " if sentence_end else " ") + line
+    return out
+
+
+def wrap(text, indent="", width=WIDTH):
+    """Wrap at width columns, never inside "12 000" or around " = "; two spaces between
+    sentences are kept where they do not end a line."""
+    text = re.sub(r"(?<=\d) (?=\d{3}(?!\d))", "\0", text)
+    text = text.replace(" = ", "\0=\0")
+    parts = re.split(r"( +)", text)
+    words, seps = parts[0::2], parts[1::2]
+    lines, cur = [], words[0]
+    for word, sep in zip(words[1:], seps):
+        if len(cur) + len(sep) + len(word) <= width:
+            cur += sep + word
+        else:
+            lines.append(cur)
+            cur = indent + word
+    lines.append(cur)
+    return "\n".join(lines).replace("\0", " ")
+
+
+def flat(s):
+    return re.sub(r"\s+", " ", s)
+
+
+def pct(x):
+    return "%.1f%%" % (100 * x)
+
+
+def steps(k):
+    """12000 -> "12 000"."""
+    return "{:,}".format(k).replace(",", " ")
+
+
+def andlist(xs):
+    xs = list(xs)
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
+def span(values, fmt):
+    """The range of values in words: "2 000" when they are equal, "2 000 to 18 000" when not."""
+    v = sorted(values)
+    return fmt(v[0]) if v[0] == v[-1] else "%s to %s" % (fmt(v[0]), fmt(v[-1]))
