@@ -619,28 +619,53 @@ static void svg_heat_defs(SvgBuf *b) {
                 "</pattern>\n</defs>\n");
 }
 
+/* A cell's fill ("url(#attnlab-missing)" for NaN) and the ink its printed value takes. */
+static const char *svg_heat_fill(char fill[32], double v, const SvgHeatLayout *L) {
+    if (isnan(v)) {
+        strcpy(fill, "url(#attnlab-missing)");
+        return "#222222";
+    }
+    SvgRgb col = svg_viridis((v - L->vmin) / (L->vmax - L->vmin));
+    svg_hex(fill, col);
+    return svg_ink_for(col);
+}
+
+/* The cells: each row's run of cells of one fill as one rect (a 100 × 100 attention
+ * map, mostly of equal cells, shrinks about fivefold), then the white 1-px lines
+ * between cells and around the grid as one path (where each cell's own stroke drew
+ * them), then the printed values. */
 static void svg_heat_cells(SvgBuf *b, const SvgHeatmap *h, const SvgHeatLayout *L) {
-    svg_puts(b, "<g class=\"cells\" stroke=\"#ffffff\" stroke-width=\"1\">\n");
+    svg_puts(b, "<g class=\"cells\">\n");
+    for (int r = 0; r < h->rows; r++) {
+        double y = L->grid_y + (h->row0_at_bottom ? h->rows - 1 - r : r) * L->cell_h;
+        char run[32], next[32];
+        svg_heat_fill(run, h->values[r * h->cols], L);
+        for (int c0 = 0, c = 1; c <= h->cols; c++) {
+            if (c < h->cols) {
+                svg_heat_fill(next, h->values[r * h->cols + c], L);
+                if (!strcmp(next, run)) continue;
+            }
+            svg_out(b, "<rect x=\"%v\" y=\"%v\" width=\"%v\" height=\"%v\" fill=\"%s\"/>\n",
+                    L->grid_x + c0 * L->cell_w, y, (c - c0) * L->cell_w, L->cell_h, run);
+            strcpy(run, next);
+            c0 = c;
+        }
+    }
+    svg_puts(b, "<path class=\"gridlines\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"1\" d=\"");
+    for (int c = 0; c <= h->cols; c++)
+        svg_out(b, "M%v %vV%v", L->grid_x + c * L->cell_w, L->grid_y, L->grid_y + L->grid_h);
+    for (int r = 0; r <= h->rows; r++)
+        svg_out(b, "M%v %vH%v", L->grid_x, L->grid_y + r * L->cell_h, L->grid_x + L->grid_w);
+    svg_puts(b, "\"/>\n");
     for (int r = 0; r < h->rows; r++) {
         double y = L->grid_y + (h->row0_at_bottom ? h->rows - 1 - r : r) * L->cell_h;
         for (int c = 0; c < h->cols; c++) {
-            double v = h->values[r * h->cols + c], x = L->grid_x + c * L->cell_w;
-            char fill[32];
-            const char *ink = "#222222";
-            if (isnan(v)) {
-                strcpy(fill, "url(#attnlab-missing)");
-            } else {
-                SvgRgb col = svg_viridis((v - L->vmin) / (L->vmax - L->vmin));
-                svg_hex(fill, col);
-                ink = svg_ink_for(col);
-            }
-            svg_out(b, "<rect x=\"%v\" y=\"%v\" width=\"%v\" height=\"%v\" fill=\"%s\"/>\n",
-                    x, y, L->cell_w, L->cell_h, fill);
             const char *t = L->text[r * h->cols + c];
             if (!*t) continue;
-            char attrs[32];
-            snprintf(attrs, sizeof attrs, "fill=\"%s\" stroke=\"none\"", ink);
-            svg_text(b, x + L->cell_w / 2, svg_mid(y + L->cell_h / 2, SVG_HEAT_FS),
+            char fill[32], attrs[32];
+            snprintf(attrs, sizeof attrs, "fill=\"%s\" stroke=\"none\"",
+                     svg_heat_fill(fill, h->values[r * h->cols + c], L));
+            svg_text(b, L->grid_x + (c + 0.5) * L->cell_w, svg_mid(y + L->cell_h / 2, SVG_HEAT_FS),
                      SVG_HEAT_FS, "middle", 0, attrs, t);
         }
     }

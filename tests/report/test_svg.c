@@ -180,6 +180,27 @@ static double text_y(const char *s, const char *text) {
 
 /* ---- heatmaps ------------------------------------------------------------------- */
 
+/* How many of a heatmap's cols-wide grid's cells have this fill: the cells group draws
+ * each row's run of one fill as one rect, so a rect's width counts its cells. */
+static int cells_filled(const char *s, const char *fill, int cols) {
+    const char *g = strstr(s, "<g class=\"cells\">"), *end = g ? strstr(g, "</g>") : NULL;
+    double x0 = INFINITY, x1 = -INFINITY;
+    for (const char *p = g; p && (p = strstr(p, "<rect x=\"")) && p < end; p++) {
+        double x = atof(p + 9), w = atof(strstr(p, "width=\"") + 7);
+        x0 = fmin(x0, x), x1 = fmax(x1, x + w);
+    }
+    double cell_w = (x1 - x0) / cols;
+    char want[48];
+    snprintf(want, sizeof want, "fill=\"%s\"/>", fill);
+    int n = 0;
+    for (const char *p = g; p && (p = strstr(p, "<rect x=\"")) && p < end; p++) {
+        const char *close = strstr(p, "/>");
+        if (!strncmp(close - strlen(want) + 2, want, strlen(want)))
+            n += (int)lround(atof(strstr(p, "width=\"") + 7) / cell_w);
+    }
+    return n;
+}
+
 static void test_heatmap_basic(void) {
     const char *xl[4] = {"z=1", "z=2", "z=4", "<a&b>"};
     const char *yl[3] = {"\u2113=1", "\u2113=2", "\u2113=3"};
@@ -232,8 +253,8 @@ static void test_heatmap_range_and_missing(void) {
     CHECK(svg_heatmap(P("range.svg"), &h, &err) == 0, "fixed range: %s", err.msg);
     char *s = load_checked(P("range.svg"));
     CHECK(has_text(s, "0") && has_text(s, "2") && has_text(s, "1"), "index labels missing");
-    CHECK(count(s, "fill=\"#440154\"") == 1, "-0.5 is not clamped to the low end");
-    CHECK(count(s, "fill=\"#fde725\"") == 2, "1.5 and +inf are not clamped to the high end");
+    CHECK(cells_filled(s, "#440154", 3) == 1, "-0.5 is not clamped to the low end");
+    CHECK(cells_filled(s, "#fde725", 3) == 2, "1.5 and +inf are not clamped to the high end");
     CHECK(strstr(s, "fill=\"url(#attnlab-missing)\"") && strstr(s, "<pattern id=\"attnlab-missing\""),
           "missing cell not hatched");
     CHECK(has_text(s, "\u2013") && has_text(s, "missing"), "missing cell: no dash or no key");
@@ -265,7 +286,8 @@ static void test_heatmap_degenerate(void) {
     SvgHeatmap k = {.rows = 2, .cols = 2, .values = c};
     CHECK(svg_heatmap(P("const.svg"), &k, &err) == 0, "constant: %s", err.msg);
     s = load_checked(P("const.svg"));
-    CHECK(count(s, "fill=\"#21908c\"") == 4, "constant values should all get the middle colour");
+    CHECK(cells_filled(s, "#21908c", 2) == 4, "constant values should all get the middle colour");
+    CHECK(count(s, "fill=\"#21908c\"/>") == 2, "a row of equal cells is not one rect");
     CHECK(!strstr(s, "nan") && !strstr(s, "inf"), "constant range produced nan/inf");
     free(s);
 
@@ -294,6 +316,28 @@ static void test_heatmap_large(void) {
     CHECK(has_text(s, "width 512") && has_text(s, "N = 160"), "labels missing");
     double w = strtod(strstr(s, "width=\"") + 7, NULL);
     CHECK(w > 20 * 42, "20 columns in a %g px wide figure", w);
+    free(s);
+}
+
+/* A row's run of one fill is one rect; the white lines between all cells are one path
+ * (cols + 1 vertical and rows + 1 horizontal lines), so merged cells still show apart. */
+static void test_heatmap_runs(void) {
+    double v[2 * 5] = {0, 0, 0, 1, 1, 0, 1, 0, 1, NAN};
+    SvgHeatmap h = {.rows = 2, .cols = 5, .values = v};
+    AlError err = {0};
+    CHECK(svg_heatmap(P("runs.svg"), &h, &err) == 0, "runs: %s", err.msg);
+    char *s = load_checked(P("runs.svg"));
+    const char *g = strstr(s, "<g class=\"cells\">"), *end = g ? strstr(g, "</g>") : NULL;
+    int rects = 0;
+    for (const char *p = g; p && (p = strstr(p, "<rect")) && p < end; p++) rects++;
+    CHECK(rects == 2 + 5, "rows 0 0 0 1 1 and 0 1 0 1 nan should take 2 + 5 rects, not %d", rects);
+    CHECK(cells_filled(s, "#440154", 5) == 5 && cells_filled(s, "#fde725", 5) == 4 &&
+          cells_filled(s, "url(#attnlab-missing)", 5) == 1, "merged runs do not cover their cells");
+    const char *d = strstr(s, "class=\"gridlines\"");
+    d = d && d < end ? strstr(d, " d=\"") : NULL;
+    int vs = 0, hs = 0;
+    for (const char *p = d ? d + 4 : NULL; p && *p != '"'; p++) vs += *p == 'V', hs += *p == 'H';
+    CHECK(vs == 6 && hs == 3, "grid lines: %d vertical and %d horizontal, expected 6 and 3", vs, hs);
     free(s);
 }
 
@@ -577,6 +621,7 @@ int main(void) {
     test_heatmap_range_and_missing();
     test_heatmap_degenerate();
     test_heatmap_large();
+    test_heatmap_runs();
     test_heatmap_errors();
     test_line_basic();
     test_line_log();
