@@ -21,8 +21,9 @@ scripts/readme_include --regenerate --require-command $mds || fail "a results ta
 
 # The sentences on the arithmetic cells at 7 and 8 operators are written from their data too.
 scripts/arith_wide_prose --check || fail "the arithmetic sentences on 7 and 8 operators differ from their data (above)"
-# So are the verdict rows of paper 003's linear Transformer (its paragraphs are include blocks).
-scripts/protocol_prose verdicts --check || fail "the linear Transformer's verdict rows differ from their data (above)"
+# So are the verdict rows of paper 003's protocol that scripts/protocol_prose owns (the linear
+# Transformer's and the state-space models'; their paragraphs are include blocks).
+scripts/protocol_prose verdicts --check || fail "paper 003's protocol verdict rows differ from their data (above)"
 
 # The checker itself: a block whose command prints other text, and one naming no command.
 tmp=$(mktemp -d) || exit 2

@@ -86,6 +86,12 @@ static int conv_cases(int *n_cases) {
         { 2, 5, 3, 1, 1, 16, NULL, 2, 0 },   /* two kernels per channel */
         { 2, 4, 2, 0, 1, 17, NULL, 3, 0 },   /* three, no D */
         { 2, 5, 3, 1, 1, 18, NULL, 2, 3 },   /* a kernel 3 rows longer than the sequence */
+        /* The register tiles (8 positions × 16 features, from 16 positions on;
+         * ops_dss.c): whole tiles, features past the last whole 16 and positions
+         * past the last whole tile, which the plain loops take. */
+        { 2, 19, 20, 1, 1, 19, NULL, 2, 0 },
+        { 1, 16, 16, 0, 1, 20, NULL, 1, 2 },   /* exactly two tiles, no D, kernel longer */
+        { 2, 17, 17, 1, 0, 21, NULL, 1, 0 },   /* u without a grad */
     };
     int failed = 0;
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
