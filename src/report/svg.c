@@ -630,12 +630,9 @@ static const char *svg_heat_fill(char fill[32], double v, const SvgHeatLayout *L
     return svg_ink_for(col);
 }
 
-/* The cells: each row's run of cells of one fill as one rect (a 100 × 100 attention
- * map, mostly of equal cells, shrinks about fivefold), then the white 1-px lines
- * between cells and around the grid as one path (where each cell's own stroke drew
- * them), then the printed values. */
-static void svg_heat_cells(SvgBuf *b, const SvgHeatmap *h, const SvgHeatLayout *L) {
-    svg_puts(b, "<g class=\"cells\">\n");
+/* Each row's run of cells of one fill as one rect: a 100 × 100 attention map, mostly
+ * of equal cells, shrinks about fivefold. */
+static void svg_heat_runs(SvgBuf *b, const SvgHeatmap *h, const SvgHeatLayout *L) {
     for (int r = 0; r < h->rows; r++) {
         double y = L->grid_y + (h->row0_at_bottom ? h->rows - 1 - r : r) * L->cell_h;
         char run[32], next[32];
@@ -651,12 +648,21 @@ static void svg_heat_cells(SvgBuf *b, const SvgHeatmap *h, const SvgHeatLayout *
             c0 = c;
         }
     }
+}
+
+/* The white 1-px lines between cells and around the grid, as one path over the runs
+ * (where each cell's own stroke drew them). */
+static void svg_heat_gridlines(SvgBuf *b, const SvgHeatmap *h, const SvgHeatLayout *L) {
     svg_puts(b, "<path class=\"gridlines\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"1\" d=\"");
     for (int c = 0; c <= h->cols; c++)
         svg_out(b, "M%v %vV%v", L->grid_x + c * L->cell_w, L->grid_y, L->grid_y + L->grid_h);
     for (int r = 0; r <= h->rows; r++)
         svg_out(b, "M%v %vH%v", L->grid_x, L->grid_y + r * L->cell_h, L->grid_x + L->grid_w);
     svg_puts(b, "\"/>\n");
+}
+
+/* The printed values, each in the ink that contrasts with its cell. */
+static void svg_heat_values(SvgBuf *b, const SvgHeatmap *h, const SvgHeatLayout *L) {
     for (int r = 0; r < h->rows; r++) {
         double y = L->grid_y + (h->row0_at_bottom ? h->rows - 1 - r : r) * L->cell_h;
         for (int c = 0; c < h->cols; c++) {
@@ -669,6 +675,13 @@ static void svg_heat_cells(SvgBuf *b, const SvgHeatmap *h, const SvgHeatLayout *
                      SVG_HEAT_FS, "middle", 0, attrs, t);
         }
     }
+}
+
+static void svg_heat_cells(SvgBuf *b, const SvgHeatmap *h, const SvgHeatLayout *L) {
+    svg_puts(b, "<g class=\"cells\">\n");
+    svg_heat_runs(b, h, L);
+    svg_heat_gridlines(b, h, L);
+    svg_heat_values(b, h, L);
     svg_puts(b, "</g>\n");
 }
 
