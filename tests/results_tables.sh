@@ -69,6 +69,30 @@ echo "$out" | grep -qF 'the row "Paper 003, index lookup (Fig. 2a), the protocol
 echo "$out" | grep -qF "Eq-random" && fail "protocol_prose --check named an unchanged row: $out"
 scripts/protocol_prose verdicts --root "$tmp/p" >/dev/null || fail "protocol_prose could not rewrite the edited row"
 cmp -s results/verdicts.tsv "$tmp/p/results/verdicts.tsv" || fail "protocol_prose: the rewritten results/verdicts.tsv is not the committed one"
+# prose_template: the paragraphs of a template are its data; a result typed into its prose,
+# a claim its data contradict, a number printed unformatted and a missing field are refused,
+# each naming its line and what to do.
+mkdir -p "$tmp/q/run" && printf '{"steps": 1200, "test_token_acc": 0.5984}\n' > "$tmp/q/run/summary.json"
+printf '{"step": 600, "test_loss": 2.0, "token_acc": 0.40}\n{"step": 1200, "test_loss": 1.0, "token_acc": 0.5984}\n' > "$tmp/q/run/metrics.jsonl"
+printf '%%%% S = summary("run")\nIt ended at step {{ steps(S.steps) }} at\n{{ pct(S.test_token_acc) }}, up {{ pts(last(evals("run")).token_acc - at(evals("run"), 600).token_acc) }}.\n\n    ./train x --set a=1.5%%\n' > "$tmp/q/ok.md.in"
+out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/ok.md.in") || fail "prose_template refused a good template: $out"
+[ "$out" = "$(printf 'It ended at step 1 200 at 59.8%%, up 19.8 points.\n\n    ./train x --set a=1.5%%')" ] ||
+    fail "prose_template: a good template rendered as: $out"
+tpl_refused() {  # TEMPLATE-TEXT EXPECTED-MESSAGE WHAT
+    printf '%s\n' "$1" > "$tmp/q/bad.md.in"
+    out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/bad.md.in" 2>&1) && fail "prose_template passed $3"
+    echo "$out" | grep -qF "$2" || fail "prose_template did not say what is wrong with $3: $out"
+}
+tpl_refused 'It ended at
+59.8% on the test.' "bad.md.in:2: '59.8%' is typed in the prose" "a typed percentage"
+tpl_refused 'It took 60 000 steps.' "bad.md.in:1: '60 000' is typed in the prose" "a typed step count"
+tpl_refused 'It is {{ times(2) }} and 34× the other.' "'34×' is typed in the prose" "a typed ratio"
+tpl_refused 'It rose{{ check(last(evals("run")).token_acc < 0.5, "still below half") }}.' \
+    "bad.md.in:1: {{check(" "a contradicted claim"
+echo "$out" | grep -qF "the data contradict the claim: still below half" || fail "prose_template did not name the claim: $out"
+tpl_refused 'It ended at {{ summary("run").test_token_acc }}.' "is a float, not text: format it" "an unformatted number"
+tpl_refused 'It ended at {{ pct(summary("run").test_seq_acc) }}.' "run/summary.json has no field 'test_seq_acc'" "a missing field"
+tpl_refused 'It ended at {{ pct(summary("gone").test_seq_acc) }}.' "gone/summary.json does not exist" "a missing file"
 # smallest: the widths a row ran name its range, a group with no run in a row says so, and a
 # hit at the narrowest width a row ran is a bound when other rows ran narrower.
 printf 'n,d,type,acc,n_params,flops_per_seq\n1,16,a,0.95,10,1000000\n1,16,b,0.5,10,1000000\n1,32,b,0.8,20,2000000\n2,32,a,0.5,20,2000000\n3,32,b,0.9,20,2000000\n' > "$tmp/g.csv"
