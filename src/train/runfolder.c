@@ -38,19 +38,26 @@ const char *runfolder_resume_difference(const Config *want, const Config *have) 
     return cfg_first_difference(want, &same);
 }
 
-/* "a finished run of N steps" / "a run with a checkpoint" / …, for the refusal. */
-static void describe_run(const RunFolder *f, char *out, size_t n) {
+long runfolder_finished_step(const RunFolder *f, int *stopped_early) {
     char path[AL_PATH_MAX];
     runfolder_path(f, "summary.json", path, sizeof path);
     char *text = al_read_file(path, NULL);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");
-    if (cJSON_IsNumber(steps)) snprintf(out, n, "a finished run of %.0f steps (summary.json)", steps->valuedouble);
+    long step = cJSON_IsNumber(steps) ? (long)steps->valuedouble : -1;
+    if (stopped_early) *stopped_early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stopped_early"));
+    cJSON_Delete(j);
+    free(text);
+    return step;
+}
+
+/* "a finished run of N steps" / "a run with a checkpoint" / …, for the refusal. */
+static void describe_run(const RunFolder *f, char *out, size_t n) {
+    long steps = runfolder_finished_step(f, NULL);
+    if (steps >= 0) snprintf(out, n, "a finished run of %ld steps (summary.json)", steps);
     else if (has(f, "train_state.safetensors")) snprintf(out, n, "a run with a checkpoint (train_state.safetensors)");
     else if (has(f, "model.safetensors")) snprintf(out, n, "a trained model (model.safetensors)");
     else snprintf(out, n, "a run's summary.json");
-    cJSON_Delete(j);
-    free(text);
 }
 
 /* The step of the last complete line of dir/metrics.jsonl; 0 when there is none. */

@@ -158,6 +158,7 @@ typedef struct Run {
     long logged_step;      /* step of the last line in metrics.jsonl; −1: none */
     long pause_at;         /* TrainOptions.pause_at; −1: none */
     int paused;            /* the loop stopped at pause_at */
+    int finished;          /* --resume found a finished run: nothing is trained or written */
     double positions_run, positions_grid;   /* this sitting's steps: positions run, of the padded grids' */
 } Run;
 
@@ -315,6 +316,27 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
  * the config, the data, the machine (threads), the folder (lock; what a new run may
  * replace), the model and the checkpoint to resume.  Only then does anything in
  * the run folder change (config.json, metrics.jsonl, --force's removals). */
+/* Whether the run a --resume found is finished: its summary.json ends at the
+ * checkpoint's step, and this sitting would end it there too (train.steps reached, or
+ * an early stop under the same or a looser stop rule).  Resuming it then must change
+ * nothing: training on past its early stop, or rewriting its summary with this
+ * sitting's zero steps and thread count, would replace a good run.  A raised
+ * train.steps, or a tighter (or no) eval.stop_at_error, continues it. */
+static int finished_at_checkpoint(const Run *r) {
+    int early;
+    if (runfolder_finished_step(&r->folder, &early) != r->st.step) return 0;
+    if (r->st.step >= r->cfg.train.steps) return 1;
+    if (!early) return 0;
+    Config was;
+    AlError e = {0};
+    char path[AL_PATH_MAX];
+    runfolder_path(&r->folder, "config.json", path, sizeof path);
+    if (cfg_load(&was, path, NULL, 0, &e)) return 1;   /* no rule to compare: keep the run as it is */
+    const CfgEval *now = &r->cfg.eval;
+    return now->stop_at_error >= 0 && now->stop_metric == was.eval.stop_metric &&
+           now->stop_at_error >= was.eval.stop_at_error;
+}
+
 static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     if (cfg_load(&r->cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
     r->config_json = cfg_to_json(&r->cfg);
@@ -341,6 +363,7 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     testhook_dump_rows("test", r->data.test.tokens, r->data.test.n, r->data.test.seq_len);
     if (!opt->resume) return 0;
     if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
+    if ((r->finished = finished_at_checkpoint(r))) return 0;
     if (opt->pause_at && opt->pause_at <= r->st.step)
         return al_fail(err, 2, "--pause-at %ld: the run in %s is already at step %ld; give a later step", opt->pause_at,
                        r->dir, r->st.step);
@@ -355,6 +378,7 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
 
 static int setup(Run *r, const TrainOptions *opt, AlError *err) {
     if (check_all(r, opt, err)) return err->code;
+    if (r->finished) return 0;
     char path[AL_PATH_MAX], lost[AL_PATH_MAX + 160];
     if (!opt->resume && !opt->force && runfolder_lost_checkpoint(r->dir, lost, sizeof lost))
         fprintf(stderr, "attnlab: %s\n", lost);
@@ -548,16 +572,23 @@ int train_run(const TrainOptions *opt, AlError *err) {
     progress_init(&r->progress, opt->quiet);
     r->pause_at = opt->pause_at > 0 ? opt->pause_at : -1;
     int rc = setup(r, opt, err);
-    if (!rc) {
+    if (!rc && r->finished)
+        printf("%s holds a finished run of %ld steps (summary.json%s); nothing to continue: every file is left as it "
+               "was (raise train.steps%s to train it further)\n", r->dir, r->st.step,
+               r->st.step < r->cfg.train.steps ? ", stopped early" : "",
+               r->st.step < r->cfg.train.steps ? ", or lower eval.stop_at_error," : "");
+    else if (!rc) {
         if (!opt->quiet) printf("effective config:\n%s\n", r->config_json);
         SignalSave saved;
         signals_install(&saved);
         rc = loop(r, err);
         signals_restore(&saved);
-        if (!rc && !r->paused && opt->then) {
-            TrainedRun done = { &r->cfg, r->model, &r->data, r->dir, opt->quiet };
-            rc = opt->then(&done, err);
-        }
+    }
+    /* A finished run found by --resume still gets its next stage (a distillation
+     * stopped part-way continues). */
+    if (!rc && !r->paused && opt->then) {
+        TrainedRun done = { &r->cfg, r->model, &r->data, r->dir, opt->quiet };
+        rc = opt->then(&done, err);
     }
     teardown(r);
     free(r);

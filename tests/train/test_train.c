@@ -179,6 +179,38 @@ static void test_dropout_trains(void) {
 
 /* Both runs use a constant schedule (a decaying one depends on train.steps, which
  * the first sitting sets to 60), so only the state carried over can differ. */
+static long summary_steps(const char *dir, int *early) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *s = read_file(path);
+    cJSON *j = s ? cJSON_Parse(s) : NULL;
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");
+    long n = cJSON_IsNumber(steps) ? (long)steps->valuedouble : -1;
+    *early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stopped_early"));
+    cJSON_Delete(j);
+    free(s);
+    return n;
+}
+
+/* The files of a finished run, read whole (model.safetensors is binary: compared
+ * by length and bytes). */
+static const char *const RUN_FILES[4] = {"summary.json", "metrics.jsonl", "config.json", "model.safetensors"};
+typedef struct { char *bytes[4]; size_t len[4]; } RunFiles;
+
+static void run_files_read(const char *dir, RunFiles *f) {
+    for (int i = 0; i < 4; i++) f->bytes[i] = tu_read_file(tu_path(dir, RUN_FILES[i]), &f->len[i]);
+}
+
+/* Names the first file that differs (checked), frees both. */
+static void run_files_same(RunFiles *a, RunFiles *b, const char *what) {
+    for (int i = 0; i < 4; i++) {
+        CHECK(a->bytes[i] && b->bytes[i] && a->len[i] == b->len[i] && !memcmp(a->bytes[i], b->bytes[i], a->len[i]),
+              "%s rewrote its %s", what, RUN_FILES[i]);
+        free(a->bytes[i]);
+        free(b->bytes[i]);
+    }
+}
+
 static void test_resume_is_exact(void) {
     char half[512], full[512];
     snprintf(half, sizeof half, "%s/half", tmp);
@@ -197,12 +229,24 @@ static void test_resume_is_exact(void) {
     CHECK(a && b && !strcmp(a, b), "metrics differ after resume:\n%s\nvs\n%s", a ? a : "", b ? b : "");
     free(a);
     free(b);
-    /* Resuming a run that already reached train.steps (a kill after its last
-     * checkpoint) only re-evaluates: metrics.jsonl gets no second line for it. */
+    /* Resuming a finished run changes no file: not its summary (this sitting's zero
+     * steps would make its ms/step 0), metrics, config or model. */
+    RunFiles before, after;
+    run_files_read(half, &before);
     CHECK(run(half, second, 3, 1, &err) == 0, "resuming a finished run failed: %s", err.msg);
+    run_files_read(half, &after);
+    run_files_same(&before, &after, "resuming a finished run");
+    /* A kill after the last checkpoint, before the summary: resuming only evaluates
+     * again and writes it; metrics.jsonl gets no second line for that step. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", half);
+    CHECK(remove(path) == 0, "cannot remove %s", path);
+    CHECK(run(half, second, 3, 1, &err) == 0, "resuming a run killed before its summary failed: %s", err.msg);
+    int early;
+    CHECK(summary_steps(half, &early) == 120 && !early, "the resumed run's summary is not of 120 steps");
     a = metrics_without_time(half);
     b = metrics_without_time(full);
-    CHECK(a && b && !strcmp(a, b), "resuming a finished run changed its metrics:\n%s", a ? a : "");
+    CHECK(a && b && !strcmp(a, b), "resuming at the last step changed the metrics:\n%s", a ? a : "");
     free(a);
     free(b);
     /* Resuming a finished run with more steps continues it (the metrics keep
@@ -212,6 +256,30 @@ static void test_resume_is_exact(void) {
     a = metrics_without_time(half);
     CHECK(a && strstr(a, "\"step\": 140,") && strstr(a, "\"step\": 120,"), "extended metrics wrong: %s", a ? a : "");
     free(a);
+}
+
+/* A run that stopped early is finished: --resume under the same stop rule trains
+ * nothing and rewrites no file (it used to train on past the stop and replace the
+ * model); with the rule lifted (eval.stop_at_error -1) it continues to train.steps. */
+static void test_resume_after_early_stop(void) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/early", tmp);
+    AlError err;
+    const char *stop[] = {"eval.stop_at_error=0.99"};
+    CHECK(run(dir, stop, 1, 0, &err) == 0, "early-stopping run failed: %s", err.msg);
+    int early;
+    long at = summary_steps(dir, &early);
+    CHECK(at == 20 && early, "the run did not stop at its first evaluation: %ld steps (early %d)", at, early);
+    RunFiles before, after;
+    run_files_read(dir, &before);
+    CHECK(run(dir, stop, 1, 1, &err) == 0, "resuming an early-stopped run failed: %s", err.msg);
+    run_files_read(dir, &after);
+    run_files_same(&before, &after, "resuming an early-stopped run");
+    const char *looser[] = {"eval.stop_at_error=1"};   /* a looser rule would stop it here too */
+    CHECK(run(dir, looser, 1, 1, &err) == 0 && summary_steps(dir, &early) == 20, "a looser stop rule retrained the run");
+    const char *none[] = {"eval.stop_at_error=-1"};
+    CHECK(run(dir, none, 1, 1, &err) == 0, "resuming without the stop rule failed: %s", err.msg);
+    CHECK(summary_steps(dir, &early) == 120 && !early, "without the stop rule the run did not go on to 120 steps");
 }
 
 /* A decayed schedule extended on resume: a 60-step cosine run resumed with
@@ -486,18 +554,6 @@ static void test_resume_older_checkpoint(void) {
 }
 
 /* Reads summary.json's "steps" and "stopped_early" of dir; -1 steps when unreadable. */
-static long summary_steps(const char *dir, int *early) {
-    char path[600];
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    char *s = read_file(path);
-    cJSON *j = s ? cJSON_Parse(s) : NULL;
-    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");
-    long n = cJSON_IsNumber(steps) ? (long)steps->valuedouble : -1;
-    *early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stopped_early"));
-    cJSON_Delete(j);
-    free(s);
-    return n;
-}
 
 /* eval.stop_metric: the same run stops at the first evaluation whose token error
  * ("token") or sequence error ("seq", 1 − seq_acc) is <= eval.stop_at_error.  The
@@ -563,6 +619,7 @@ int main(void) {
     test_dropout_trains();
     test_resume_is_exact();
     test_resume_extends_decay();
+    test_resume_after_early_stop();
     test_model_round_trip();
     test_bad_input();
     test_resume_older_checkpoint();

@@ -48,6 +48,9 @@ int runfolder_clear(const RunFolder *f, AlError *err);
  * step 0, the same curve for the same config, seed and thread count.  Returns 1 and
  * puts that, naming the step reached, into out; else 0. */
 int runfolder_lost_checkpoint(const char *dir, char *out, size_t n);
+/* The step the finished run in the folder ended at (its summary.json's "steps"), and
+ * whether it stopped early; −1 when the folder holds no finished run. */
+long runfolder_finished_step(const RunFolder *f, int *stopped_early);
 /* dir/file into out (AL_PATH_MAX bytes hold any file of the run). */
 void runfolder_path(const RunFolder *f, const char *file, char *out, size_t n);
 void runfolder_close(RunFolder *f);

@@ -35,7 +35,9 @@ typedef struct TrainOptions {
 /* Returns the process exit code: 0 done (or paused at opt->pause_at, then without
  * opt->then), 2 bad config, 1 other errors (err filled),
  * 130/143 interrupted by SIGINT/SIGTERM after saving a checkpoint; after a completed
- * training, opt->then's code when it is set. */
+ * training, opt->then's code when it is set.  --resume of a finished run (its
+ * summary.json at the checkpoint's step, and train.steps and the early-stop rule
+ * would end it there again) trains nothing and rewrites no file: 0, or opt->then's. */
 int train_run(const TrainOptions *opt, AlError *err);
 
 /* `./train data CONFIG.json`: generates the config's train and test sets and writes
