@@ -19,10 +19,11 @@ def unwrap(par, indent=""):
 
 
 def wrap(text, indent="", width=WIDTH):
-    """Wrap at width columns, never inside "12 000" or around " = "; two spaces between
+    """Wrap at width columns, never inside "12 000", around " = " or after "Fig."; two spaces between
     sentences are kept where they do not end a line."""
     text = re.sub(r"(?<=\d) (?=\d{3}(?!\d))", "\0", text)
     text = text.replace(" = ", "\0=\0")
+    text = re.sub(r"\b(Fig|Figs|App|Table|§)\. (?=\w)", "\\1.\0", text)
     parts = re.split(r"( +)", text)
     words, seps = parts[0::2], parts[1::2]
     lines, cur = [], words[0]
@@ -55,6 +56,7 @@ def andlist(xs):
 
 
 def span(values, fmt):
-    """The range of values in words: "2 000" when they are equal, "2 000 to 18 000" when not."""
+    """The range of values in words: "2 000" when they print the same, "2 000 to 18 000" when not."""
     v = sorted(values)
-    return fmt(v[0]) if v[0] == v[-1] else "%s to %s" % (fmt(v[0]), fmt(v[-1]))
+    lo, hi = fmt(v[0]), fmt(v[-1])
+    return lo if lo == hi else "%s to %s" % (lo, hi)
