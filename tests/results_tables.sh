@@ -25,6 +25,9 @@ scripts/arith_wide_prose --check || fail "the arithmetic sentences on 7 and 8 op
 # Transformer's and the state-space models'; their paragraphs are include blocks).
 scripts/protocol_prose verdicts --check || fail "paper 003's protocol verdict rows differ from their data (above)"
 
+# So are the verdict rows with a template under results/verdicts/ (scripts/verdict_rows).
+scripts/verdict_rows --check >/dev/null || fail "a verdict row differs from its template (run scripts/verdict_rows --check)"
+
 # The checker itself: a block whose command prints other text, and one naming no command.
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
@@ -93,6 +96,21 @@ echo "$out" | grep -qF "the data contradict the claim: still below half" || fail
 tpl_refused 'It ended at {{ summary("run").test_token_acc }}.' "is a float, not text: format it" "an unformatted number"
 tpl_refused 'It ended at {{ pct(summary("run").test_seq_acc) }}.' "run/summary.json has no field 'test_seq_acc'" "a missing field"
 tpl_refused 'It ended at {{ pct(summary("gone").test_seq_acc) }}.' "gone/summary.json does not exist" "a missing file"
+# verdict_rows: a number edited by hand in a templated row is named with its row and
+# template, and the rewrite puts the row back from the data, byte for byte.
+mkdir -p "$tmp/v/results" && for d in configs scripts; do ln -s "$PWD/$d" "$tmp/v/$d"; done
+for d in paper003 depth_hops; do ln -s "$PWD/results/$d" "$tmp/v/results/$d"; done
+cp -r results/verdicts "$tmp/v/results/verdicts"
+sed 's/the \([0-9]*\) cells cost [0-9 ]* core-hours/the \1 cells cost 1 234 core-hours/' results/verdicts.tsv > "$tmp/v/results/verdicts.tsv"
+cmp -s results/verdicts.tsv "$tmp/v/results/verdicts.tsv" && fail "verdict_rows: the Fig. 3 row has no core-hours to edit"
+out=$(scripts/verdict_rows --check --root "$tmp/v") && fail "verdict_rows --check passed a number edited by hand"
+echo "$out" | grep -qF 'the evidence of the row "Paper 003, Fig. 3 (Mamba'\''s width on index lookup)" differs from its template results/verdicts/paper003_fig3_mamba.md.in' ||
+    fail "verdict_rows --check did not name the edited row and its template: $out"
+scripts/verdict_rows --root "$tmp/v" >/dev/null || fail "verdict_rows could not rewrite the edited row"
+cmp -s results/verdicts.tsv "$tmp/v/results/verdicts.tsv" || fail "verdict_rows: the rewritten results/verdicts.tsv is not the committed one"
+printf '%%%% COLUMN = "evidence"\nno row here\n' > "$tmp/v/results/verdicts/zz.md.in"
+out=$(scripts/verdict_rows --check --root "$tmp/v" 2>&1) && fail "verdict_rows passed a template naming no row"
+echo "$out" | grep -qF 'zz.md.in names no row: give it a line %% ROW = ' || fail "verdict_rows did not name the template without a row: $out"
 # smallest: the widths a row ran name its range, a group with no run in a row says so, and a
 # hit at the narrowest width a row ran is a bound when other rows ran narrower.
 printf 'n,d,type,acc,n_params,flops_per_seq\n1,16,a,0.95,10,1000000\n1,16,b,0.5,10,1000000\n1,32,b,0.8,20,2000000\n2,32,a,0.5,20,2000000\n3,32,b,0.9,20,2000000\n' > "$tmp/g.csv"
