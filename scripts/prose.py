@@ -1,5 +1,5 @@
 """scripts/prose.py — the words and the wrapping shared by the scripts that write the
-sentences of the results write-ups from their data (scripts/arith_wide_prose,
+sentences of the results write-ups from their data (scripts/prose_template,
 scripts/protocol_prose).  Standard library only; imported from the scripts' folder."""
 import re
 

@@ -19,8 +19,6 @@ scripts/readme_include --check $mds || fail "a results write-up's block differs 
 # shellcheck disable=SC2086
 scripts/readme_include --regenerate --require-command $mds || fail "a results table differs from its data (above)"
 
-# The sentences on the arithmetic cells at 7 and 8 operators are written from their data too.
-scripts/arith_wide_prose --check || fail "the arithmetic sentences on 7 and 8 operators differ from their data (above)"
 # So are the verdict rows of paper 003's protocol that scripts/protocol_prose owns (the linear
 # Transformer's and the state-space models'; their paragraphs are include blocks).
 scripts/protocol_prose verdicts --check || fail "paper 003's protocol verdict rows differ from their data (above)"
@@ -39,26 +37,20 @@ echo "$out" | grep -q 'the block of results/models.md differs from its data: `sc
 { printf '<!-- include results/models.md -->\n'; cat results/models.md; printf '<!-- end include -->\n'; } > "$tmp/n.md"
 out=$(scripts/readme_include --regenerate --require-command "$tmp/n.md") && fail "a block without a command passed"
 echo "$out" | grep -q "names no generating command" || fail "the block without a command was not named: $out"
-# arith_wide_prose: a number edited by hand in the write-up or the verdicts is named by
-# --check, and the rewrite puts back the sentences from the data, byte for byte.
-mkdir -p "$tmp/r/results/paper004" && ln -s "$PWD/results/paper004/arith_wide" "$tmp/r/results/paper004/arith_wide"
-cp results/README.md "$tmp/r/results/"
-sed 's/the sparse model ends 7 operators at [0-9.]*%/the sparse model ends 7 operators at 99.9%/' \
-    results/verdicts.tsv > "$tmp/r/results/verdicts.tsv"
-/usr/bin/python3 -c 'import re, sys; t = open(sys.argv[1]).read()
-words = r"\s+".join("At 7 operators the sparse model at width 128 ends at".split())
-t, k = re.subn("(" + words + r"\s+)[0-9.]+%", r"\g<1>99.9%", t, 1)
-assert k == 1; open(sys.argv[2], "w").write(t)' results/paper004/README.md "$tmp/r/results/paper004/README.md" ||
-    fail "arith_wide_prose: the write-up has no sentence on the sparse model at 7 operators"
-out=$(scripts/arith_wide_prose --check --root "$tmp/r") && fail "arith_wide_prose --check passed numbers edited by hand"
-for f in results/paper004/README.md results/verdicts.tsv; do
-    echo "$out" | grep -qF "arith_wide_prose: $f differs from the data" || fail "arith_wide_prose --check did not name $f: $out"
-done
-echo "$out" | grep -qF "results/README.md differs" && fail "arith_wide_prose --check named an unchanged file: $out"
-scripts/arith_wide_prose --root "$tmp/r" >/dev/null || fail "arith_wide_prose could not rewrite the edited copies"
-for f in results/paper004/README.md results/verdicts.tsv results/README.md; do
-    cmp -s "$f" "$tmp/r/$f" || fail "arith_wide_prose: the rewritten $f is not the committed one"
-done
+# A template reads its data: the sparse model's seed 1 at 7 operators edited to 99.9% in a
+# copy of the data changes the paragraph on 7 and 8 operators (or a claim of it is refused).
+mkdir -p "$tmp/r/results" && for f in results/* configs scripts; do ln -s "$PWD/$f" "$tmp/r/$f"; done
+rm "$tmp/r/results/paper004" && cp -rs "$PWD/results/paper004" "$tmp/r/results/paper004"
+c="$tmp/r/results/paper004/arith_wide/cells/task.n_ops=7,d_model=128,attention.type=sparse,seed=1/summary.json"
+sed 's/"test_answer_acc":[^,]*/"test_answer_acc":\t0.999/' "$PWD/${c#"$tmp/r/"}" > "$c.new" && rm "$c" && mv "$c.new" "$c"
+grep -q '"test_answer_acc":.0.999' "$c" || fail "prose_template: the sparse cell at 7 operators has no test_answer_acc to edit"
+out=$(scripts/prose_template --root "$tmp/r" results/paper004/prose/arith_78.md.in 2>&1)
+if [ $? -eq 0 ]; then
+    echo "$out" | cmp -s - results/paper004/prose/arith_78.md && fail "prose_template: the 7-operator paragraph ignores its data"
+    echo "$out" | grep -qF "99.9%" || fail "prose_template: the edited accuracy is not in the paragraph: $out"
+else
+    echo "$out" | grep -qF "the data contradict the claim" || fail "prose_template: refused the edited data without naming a claim: $out"
+fi
 # protocol_prose: a number edited by hand in a verdict row is named by --check, with the
 # column, and the rewrite puts back the row from the data, byte for byte.
 mkdir -p "$tmp/p/results" && ln -s "$PWD/results/paper003" "$tmp/p/results/paper003" &&
@@ -96,10 +88,20 @@ echo "$out" | grep -qF "the data contradict the claim: still below half" || fail
 tpl_refused 'It ended at {{ summary("run").test_token_acc }}.' "is a float, not text: format it" "an unformatted number"
 tpl_refused 'It ended at {{ pct(summary("run").test_seq_acc) }}.' "run/summary.json has no field 'test_seq_acc'" "a missing field"
 tpl_refused 'It ended at {{ pct(summary("gone").test_seq_acc) }}.' "gone/summary.json does not exist" "a missing file"
+# "%% use" runs another template's definitions (not its text); a circle of uses is refused.
+printf '%%%% S = summary("run")\nNot printed by the user.\n' > "$tmp/q/defs.md.in"
+printf '%%%% use defs.md.in\nIt took {{ steps(S.steps) }} steps.\n' > "$tmp/q/user.md.in"
+out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/user.md.in") || fail "prose_template refused a template with %% use: $out"
+[ "$out" = "It took 1 200 steps." ] || fail "prose_template: %% use rendered as: $out"
+printf '%%%% use loop.md.in\nx\n' > "$tmp/q/loop.md.in"
+out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/loop.md.in" 2>&1) && fail "prose_template passed a template that uses itself"
+echo "$out" | grep -qF "goes round in a circle" || fail "prose_template did not name the circle of uses: $out"
 # verdict_rows: a number edited by hand in a templated row is named with its row and
 # template, and the rewrite puts the row back from the data, byte for byte.
 mkdir -p "$tmp/v/results" && for d in configs scripts; do ln -s "$PWD/$d" "$tmp/v/$d"; done
-for d in paper003 depth_hops; do ln -s "$PWD/results/$d" "$tmp/v/results/$d"; done
+for f in results/*; do
+    case $f in results/verdicts.tsv|results/verdicts) ;; *) ln -s "$PWD/$f" "$tmp/v/$f" ;; esac
+done
 cp -r results/verdicts "$tmp/v/results/verdicts"
 sed 's/the \([0-9]*\) cells cost [0-9 ]* core-hours/the \1 cells cost 1 234 core-hours/' results/verdicts.tsv > "$tmp/v/results/verdicts.tsv"
 cmp -s results/verdicts.tsv "$tmp/v/results/verdicts.tsv" && fail "verdict_rows: the Fig. 3 row has no core-hours to edit"
