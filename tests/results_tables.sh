@@ -93,6 +93,10 @@ printf '%%%% S = summary("run")\nNot printed by the user.\n' > "$tmp/q/defs.md.i
 printf '%%%% use defs.md.in\nIt took {{ steps(S.steps) }} steps.\n' > "$tmp/q/user.md.in"
 out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/user.md.in") || fail "prose_template refused a template with %% use: $out"
 [ "$out" = "It took 1 200 steps." ] || fail "prose_template: %% use rendered as: $out"
+# use(): another template's names under one of its own, so equal names do not clash.
+printf '%%%% S = "not a summary"\n%%%% D = use("defs.md.in")\nIt took {{ steps(D.S.steps) }} steps, {{ S }}.\n' > "$tmp/q/ns.md.in"
+out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/ns.md.in") || fail "prose_template refused use(): $out"
+[ "$out" = "It took 1 200 steps, not a summary." ] || fail "prose_template: use() rendered as: $out"
 printf '%%%% use loop.md.in\nx\n' > "$tmp/q/loop.md.in"
 out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/loop.md.in" 2>&1) && fail "prose_template passed a template that uses itself"
 echo "$out" | grep -qF "goes round in a circle" || fail "prose_template did not name the circle of uses: $out"
