@@ -97,6 +97,13 @@ out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/user.md.in") || fail "prose
 printf '%%%% S = "not a summary"\n%%%% D = use("defs.md.in")\nIt took {{ steps(D.S.steps) }} steps, {{ S }}.\n' > "$tmp/q/ns.md.in"
 out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/ns.md.in") || fail "prose_template refused use(): $out"
 [ "$out" = "It took 1 200 steps, not a summary." ] || fail "prose_template: use() rendered as: $out"
+# A name defined otherwise by a used template, or hiding a formatter, is refused: the
+# second definition would change what the first one's text quotes.
+printf '%%%% S = summary("run").steps\n%%%% use defs.md.in\nx\n' > "$tmp/q/clash.md.in"
+out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/clash.md.in" 2>&1) && fail "prose_template passed a name defined twice otherwise"
+echo "$out" | grep -qF "defs.md.in:1: S is defined already, otherwise (clash.md.in:1)" || fail "prose_template did not name both definitions: $out"
+tpl_refused '%% pct = 1
+x' "pct is a reader or formatter of prose_template" "a definition hiding a formatter"
 printf '%%%% use loop.md.in\nx\n' > "$tmp/q/loop.md.in"
 out=$(scripts/prose_template --root "$tmp/q" "$tmp/q/loop.md.in" 2>&1) && fail "prose_template passed a template that uses itself"
 echo "$out" | grep -qF "goes round in a circle" || fail "prose_template did not name the circle of uses: $out"
