@@ -312,10 +312,6 @@ static int write_summary(Run *r, int stopped_early, double wall_s, long steps_th
     return rc;
 }
 
-/* Everything that can refuse the run, in an order that costs nothing when it does:
- * the config, the data, the machine (threads), the folder (lock; what a new run may
- * replace), the model and the checkpoint to resume.  Only then does anything in
- * the run folder change (config.json, metrics.jsonl, --force's removals). */
 /* Whether the run a --resume found is finished: its summary.json ends at the
  * checkpoint's step, and this sitting would end it there too (train.steps reached, or
  * an early stop under the same or a looser stop rule).  Resuming it then must change
@@ -337,6 +333,10 @@ static int finished_at_checkpoint(const Run *r) {
            now->stop_at_error >= was.eval.stop_at_error;
 }
 
+/* Everything that can refuse the run, in an order that costs nothing when it does:
+ * the config, the data, the machine (threads), the folder (lock; what a new run may
+ * replace), the model and the checkpoint to resume.  Only then does anything in
+ * the run folder change (config.json, metrics.jsonl, --force's removals). */
 static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     if (cfg_load(&r->cfg, opt->config_path, opt->overrides, opt->n_overrides, err)) return err->code;
     r->config_json = cfg_to_json(&r->cfg);
