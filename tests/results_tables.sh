@@ -124,6 +124,9 @@ cmp -s results/verdicts.tsv "$tmp/v/results/verdicts.tsv" || fail "verdict_rows:
 printf '%%%% COLUMN = "evidence"\nno row here\n' > "$tmp/v/results/verdicts/zz.md.in"
 out=$(scripts/verdict_rows --check --root "$tmp/v" 2>&1) && fail "verdict_rows passed a template naming no row"
 echo "$out" | grep -qF 'zz.md.in names no row: give it a line %% ROW = ' || fail "verdict_rows did not name the template without a row: $out"
+# majority_answer: a task without answers (not chain-of-thought) is named, not counted.
+out=$(scripts/majority_answer configs/match2.json task.seq_len=8 2>&1) && fail "majority_answer counted a task without answers"
+echo "$out" | grep -qF "configs/match2.json --set task.seq_len=8: its test examples have no answer_start" || fail "majority_answer did not say why: $out"
 # smallest: the widths a row ran name its range, a group with no run in a row says so, and a
 # hit at the narrowest width a row ran is a bound when other rows ran narrower.
 printf 'n,d,type,acc,n_params,flops_per_seq\n1,16,a,0.95,10,1000000\n1,16,b,0.5,10,1000000\n1,32,b,0.8,20,2000000\n2,32,a,0.5,20,2000000\n3,32,b,0.9,20,2000000\n' > "$tmp/g.csv"
