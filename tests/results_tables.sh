@@ -82,6 +82,9 @@ tpl_refused 'It ended at
 59.8% on the test.' "bad.md.in:2: '59.8%' is typed in the prose" "a typed percentage"
 tpl_refused 'It took 60 000 steps.' "bad.md.in:1: '60 000' is typed in the prose" "a typed step count"
 tpl_refused 'It is {{ times(2) }} and 34× the other.' "'34×' is typed in the prose" "a typed ratio"
+tpl_refused 'It took 60
+000 steps.' "bad.md.in:1: '60 000' (across a line break) is typed in the prose" "a number split over two lines"
+tpl_refused '## At 98.9%' "bad.md.in:1: '98.9%' is typed in the prose" "a typed number in a heading"
 tpl_refused 'It rose{{ check(last(evals("run")).token_acc < 0.5, "still below half") }}.' \
     "bad.md.in:1: {{check(" "a contradicted claim"
 echo "$out" | grep -qF "the data contradict the claim: still below half" || fail "prose_template did not name the claim: $out"
