@@ -37,6 +37,10 @@ echo "$out" | grep -q 'the block of results/models.md differs from its data: `sc
 { printf '<!-- include results/models.md -->\n'; cat results/models.md; printf '<!-- end include -->\n'; } > "$tmp/n.md"
 out=$(scripts/readme_include --regenerate --require-command "$tmp/n.md") && fail "a block without a command passed"
 echo "$out" | grep -q "names no generating command" || fail "the block without a command was not named: $out"
+# --refresh re-runs a block's command and puts its text into the block (here a stale one).
+{ printf '<!-- include results/models.md: scripts/models_table -->\nstale\n<!-- end include -->\n'; } > "$tmp/f.md"
+scripts/readme_include --refresh "$tmp/f.md" >/dev/null || fail "readme_include --refresh failed on a stale block"
+scripts/readme_include --check "$tmp/f.md" >/dev/null || fail "readme_include --refresh left a stale block: $(cat "$tmp/f.md")"
 # A template reads its data: the sparse model's seed 1 at 7 operators edited to 99.9% in a
 # copy of the data changes the paragraph on 7 and 8 operators (or a claim of it is refused).
 mkdir -p "$tmp/r/results" && for f in results/* configs scripts; do ln -s "$PWD/$f" "$tmp/r/$f"; done
