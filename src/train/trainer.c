@@ -363,7 +363,6 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
     testhook_dump_rows("test", r->data.test.tokens, r->data.test.n, r->data.test.seq_len);
     if (!opt->resume) return 0;
     if (checkpoint_resume(r->dir, r->model, &r->st, r->config_json, err)) return err->code;
-    if ((r->finished = finished_at_checkpoint(r))) return 0;
     if (opt->pause_at && opt->pause_at <= r->st.step)
         return al_fail(err, 2, "--pause-at %ld: the run in %s is already at step %ld; give a later step", opt->pause_at,
                        r->dir, r->st.step);
@@ -373,6 +372,7 @@ static int check_all(Run *r, const TrainOptions *opt, AlError *err) {
         al_error_prefix(err, "%s/train_state.safetensors", r->dir);
         return err->code = 1;   /* a checkpoint error, like the others */
     }
+    r->finished = finished_at_checkpoint(r);   /* after every check of the checkpoint */
     return 0;
 }
 
