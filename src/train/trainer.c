@@ -572,12 +572,13 @@ int train_run(const TrainOptions *opt, AlError *err) {
     progress_init(&r->progress, opt->quiet);
     r->pause_at = opt->pause_at > 0 ? opt->pause_at : -1;
     int rc = setup(r, opt, err);
-    if (!rc && r->finished)
+    if (!rc && r->finished) {
         printf("%s holds a finished run of %ld steps (summary.json%s); nothing to continue: every file is left as it "
                "was (raise train.steps%s to train it further)\n", r->dir, r->st.step,
                r->st.step < r->cfg.train.steps ? ", stopped early" : "",
                r->st.step < r->cfg.train.steps ? ", or lower eval.stop_at_error," : "");
-    else if (!rc) {
+        fflush(stdout);   /* before a next stage's own lines */
+    } else if (!rc) {
         if (!opt->quiet) printf("effective config:\n%s\n", r->config_json);
         SignalSave saved;
         signals_install(&saved);
