@@ -19,8 +19,8 @@ def unwrap(par, indent=""):
 
 
 def wrap(text, indent="", width=WIDTH):
-    """Wrap at width columns, never inside "12 000", around " = " or after "Fig."; two spaces between
-    sentences are kept where they do not end a line."""
+    """Wrap at width columns, never inside "12 000", around " = " or after "Fig."; two
+    spaces between sentences are kept where they do not end a line."""
     text = re.sub(r"(?<=\d) (?=\d{3}(?!\d))", "\0", text)
     text = text.replace(" = ", "\0=\0")
     text = re.sub(r"\b(Fig|Figs|App|Table|§)\. (?=\w)", "\\1.\0", text)
@@ -41,8 +41,9 @@ def flat(s):
     return re.sub(r"\s+", " ", s)
 
 
-def pct(x):
-    return "%.1f%%" % (100 * x)
+def pct(x, digits=1):
+    """0.598 -> "59.8%"; pct(0.95, 0) -> "95%"."""
+    return "%.*f%%" % (digits, 100 * x)
 
 
 def steps(k):
